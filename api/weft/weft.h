@@ -1,0 +1,250 @@
+/* Weft public C API (C11 and C++).
+ *
+ * Naming rule: where MPI/MPIX has a counterpart, the call has the same name with the prefix
+ * `weft_` and the same argument order; counts are size_t.  Every call returns an error code
+ * (WEFT_SUCCESS or a WEFT_ERR_* value); none aborts the process on bad input.
+ *
+ * Handles are 32-bit integers that encode their kind, so a handle of the wrong kind, a freed
+ * handle or garbage is detected and reported (WEFT_ERR_COMM, WEFT_ERR_TYPE, ...) instead of
+ * being dereferenced.  Every kind's null handle is 0. */
+#ifndef WEFT_WEFT_H
+#define WEFT_WEFT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define WEFT_API __attribute__((visibility("default")))
+#else
+#define WEFT_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_VERSION_MAJOR 0
+#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_PATCH 0
+
+/* ---- Error codes (stable numbers: they cross process and plugin boundaries) ---- */
+enum {
+    WEFT_SUCCESS = 0,
+    WEFT_ERR_ARG = 1,               /* an argument is invalid (null pointer, bad value) */
+    WEFT_ERR_COMM = 2,              /* invalid communicator handle */
+    WEFT_ERR_RANK = 3,              /* rank out of range for the communicator */
+    WEFT_ERR_TAG = 4,               /* tag negative (other than WEFT_ANY_TAG) or > WEFT_TAG_UB */
+    WEFT_ERR_COUNT = 5,             /* count too large */
+    WEFT_ERR_TYPE = 6,              /* invalid or uncommitted datatype */
+    WEFT_ERR_OP = 7,                /* invalid reduction operation, or op/type mismatch */
+    WEFT_ERR_REQUEST = 8,           /* invalid request handle */
+    WEFT_ERR_INFO = 9,              /* invalid info handle */
+    WEFT_ERR_INFO_KEY = 10,         /* info key empty or longer than WEFT_MAX_INFO_KEY */
+    WEFT_ERR_INFO_VALUE = 11,       /* info value too long, or not valid hex for get_hex */
+    WEFT_ERR_INFO_NOKEY = 12,       /* info key not present (delete) or n out of range */
+    WEFT_ERR_BUFFER = 13,           /* null buffer with a non-zero count */
+    WEFT_ERR_TRUNCATE = 14,         /* message larger than the receive buffer */
+    WEFT_ERR_NOT_INITIALIZED = 15,  /* called before weft_init */
+    WEFT_ERR_FINALIZED = 16,        /* called after weft_finalize */
+    WEFT_ERR_ALREADY_INITIALIZED = 17,
+    WEFT_ERR_NO_MEM = 18,
+    WEFT_ERR_PLUGIN = 19,           /* no usable plugin: missing, wrong ABI, failed to open */
+    WEFT_ERR_BOOTSTRAP = 20,        /* launcher/PMI/PMIx key-value exchange failed */
+    WEFT_ERR_FABRIC = 21,           /* the fabric reported a failure */
+    WEFT_ERR_IN_STATUS = 22,        /* see the error field of each status (waitall, testall) */
+    WEFT_ERR_STREAM = 23,           /* invalid stream handle or stream misuse */
+    WEFT_ERR_NO_ENDPOINT = 24,      /* no network endpoint left (see WEFT_RESERVED_VCIS) */
+    WEFT_ERR_BUSY = 25,             /* object still in use (pending operations, communicators) */
+    WEFT_ERR_PROC_FAILED = 26,      /* a peer process failed */
+    WEFT_ERR_UNSUPPORTED = 27,      /* valid request this build or fabric cannot do */
+    WEFT_ERR_THREAD = 28,           /* call not allowed at the provided thread level */
+    WEFT_ERR_INTERNAL = 29,
+    WEFT_ERR_LASTCODE = 29
+};
+
+#define WEFT_MAX_ERROR_STRING 512
+#define WEFT_MAX_PROCESSOR_NAME 256
+#define WEFT_MAX_INFO_KEY 255
+#define WEFT_MAX_INFO_VAL 4096
+
+/* ---- Handles ---- */
+typedef int weft_comm;
+typedef int weft_info;
+typedef int weft_stream;
+typedef int weft_request;
+typedef int weft_datatype;
+typedef int weft_op;
+
+#define WEFT_COMM_NULL ((weft_comm)0)
+#define WEFT_COMM_WORLD ((weft_comm)0x10000001)
+#define WEFT_COMM_SELF ((weft_comm)0x10000002)
+#define WEFT_INFO_NULL ((weft_info)0)
+#define WEFT_STREAM_NULL ((weft_stream)0)
+#define WEFT_REQUEST_NULL ((weft_request)0)
+#define WEFT_DATATYPE_NULL ((weft_datatype)0)
+#define WEFT_OP_NULL ((weft_op)0)
+
+/* Built-in datatypes. */
+#define WEFT_BYTE ((weft_datatype)0x50000001)
+#define WEFT_CHAR ((weft_datatype)0x50000002)
+#define WEFT_INT8_T ((weft_datatype)0x50000003)
+#define WEFT_UINT8_T ((weft_datatype)0x50000004)
+#define WEFT_INT16_T ((weft_datatype)0x50000005)
+#define WEFT_UINT16_T ((weft_datatype)0x50000006)
+#define WEFT_INT32_T ((weft_datatype)0x50000007)
+#define WEFT_UINT32_T ((weft_datatype)0x50000008)
+#define WEFT_INT64_T ((weft_datatype)0x50000009)
+#define WEFT_UINT64_T ((weft_datatype)0x5000000a)
+#define WEFT_INT ((weft_datatype)0x5000000b)
+#define WEFT_LONG ((weft_datatype)0x5000000c)
+#define WEFT_FLOAT ((weft_datatype)0x5000000d)
+#define WEFT_DOUBLE ((weft_datatype)0x5000000e)
+#define WEFT_UNSIGNED ((weft_datatype)0x5000000f)
+#define WEFT_UNSIGNED_LONG ((weft_datatype)0x50000010)
+#define WEFT_SHORT ((weft_datatype)0x50000011)
+#define WEFT_UNSIGNED_SHORT ((weft_datatype)0x50000012)
+#define WEFT_LONG_LONG ((weft_datatype)0x50000013)
+#define WEFT_UNSIGNED_LONG_LONG ((weft_datatype)0x50000014)
+#define WEFT_SIGNED_CHAR ((weft_datatype)0x50000015)
+#define WEFT_UNSIGNED_CHAR ((weft_datatype)0x50000016)
+#define WEFT_C_BOOL ((weft_datatype)0x50000017)
+#define WEFT_LONG_DOUBLE ((weft_datatype)0x50000018)
+/* Pair types for MINLOC/MAXLOC (value, int index), laid out as the C struct would be. */
+#define WEFT_FLOAT_INT ((weft_datatype)0x50000019)
+#define WEFT_DOUBLE_INT ((weft_datatype)0x5000001a)
+#define WEFT_LONG_INT ((weft_datatype)0x5000001b)
+#define WEFT_2INT ((weft_datatype)0x5000001c)
+#define WEFT_SHORT_INT ((weft_datatype)0x5000001d)
+
+/* Reduction operations (used by collectives). */
+#define WEFT_MAX ((weft_op)0x60000001)
+#define WEFT_MIN ((weft_op)0x60000002)
+#define WEFT_SUM ((weft_op)0x60000003)
+#define WEFT_PROD ((weft_op)0x60000004)
+#define WEFT_LAND ((weft_op)0x60000005)
+#define WEFT_BAND ((weft_op)0x60000006)
+#define WEFT_LOR ((weft_op)0x60000007)
+#define WEFT_BOR ((weft_op)0x60000008)
+#define WEFT_LXOR ((weft_op)0x60000009)
+#define WEFT_BXOR ((weft_op)0x6000000a)
+#define WEFT_MINLOC ((weft_op)0x6000000b)
+#define WEFT_MAXLOC ((weft_op)0x6000000c)
+
+#define WEFT_ANY_SOURCE (-1)
+#define WEFT_ANY_TAG (-1)
+#define WEFT_PROC_NULL (-2)
+#define WEFT_ANY_INDEX (-1)
+/* Largest valid tag: tags travel in 20 bits of the 64-bit match word. */
+#define WEFT_TAG_UB 0xFFFFF
+/* Result of weft_get_count when the received bytes are not a whole number of elements, and
+ * of weft_waitany when every request is null. */
+#define WEFT_UNDEFINED SIZE_MAX
+
+typedef struct weft_status {
+    int source;       /* rank of the sender in the communicator */
+    int tag;
+    int error;        /* WEFT_SUCCESS, WEFT_ERR_TRUNCATE, ... */
+    int stream_index; /* sender's stream index on multiplex communicators, else 0 */
+    size_t weft_bytes_; /* private: bytes received; read with weft_get_count */
+    int weft_cancelled_; /* private */
+} weft_status;
+
+#define WEFT_STATUS_IGNORE ((weft_status *)0)
+#define WEFT_STATUSES_IGNORE ((weft_status *)0)
+
+/* Thread levels, in increasing order. */
+enum {
+    WEFT_THREAD_SINGLE = 0,
+    WEFT_THREAD_FUNNELED = 1,
+    WEFT_THREAD_SERIALIZED = 2,
+    WEFT_THREAD_MULTIPLE = 3
+};
+
+/* ---- Errors ---- */
+/* Text for an error code (MPI_Error_string). */
+WEFT_API int weft_error_string(int errorcode, char *string, size_t *resultlen);
+/* Weft extension: the detailed message of the last error raised on the calling thread
+ * (names the variable, file or argument to change); empty when there was none. */
+WEFT_API int weft_error_detail(char *string, size_t *resultlen);
+
+/* ---- Info (usable before weft_init and after weft_finalize) ---- */
+WEFT_API int weft_info_create(weft_info *info);
+WEFT_API int weft_info_set(weft_info info, const char *key, const char *value);
+/* Copies at most valuelen characters plus a terminating NUL; flag=0 when the key is absent. */
+WEFT_API int weft_info_get(weft_info info, const char *key, size_t valuelen, char *value,
+                           int *flag);
+WEFT_API int weft_info_get_valuelen(weft_info info, const char *key, size_t *valuelen,
+                                    int *flag);
+WEFT_API int weft_info_delete(weft_info info, const char *key);
+WEFT_API int weft_info_dup(weft_info info, weft_info *newinfo);
+WEFT_API int weft_info_free(weft_info *info);
+WEFT_API int weft_info_get_nkeys(weft_info info, int *nkeys);
+/* key must hold WEFT_MAX_INFO_KEY + 1 characters. */
+WEFT_API int weft_info_get_nthkey(weft_info info, int n, char *key);
+/* MPIX_Info_set_hex: stores value_size bytes as two lowercase hex digits each, in memory order. */
+WEFT_API int weft_info_set_hex(weft_info info, const char *key, const void *value,
+                               size_t value_size);
+/* Decodes the hex value of key into exactly value_size bytes; also accepts MPICH's "[N]" for
+ * a run of N zero bytes.  Malformed hex or a decoded size other than value_size is an error. */
+WEFT_API int weft_info_get_hex(weft_info info, const char *key, void *value, size_t value_size,
+                               int *flag);
+
+/* ---- Environment ---- */
+WEFT_API int weft_init(int *argc, char ***argv);
+WEFT_API int weft_init_thread(int *argc, char ***argv, int required, int *provided);
+/* Weft extension: init with hints (e.g. "weft_fabric" = "ofi,ucx"). */
+WEFT_API int weft_init_info(int *argc, char ***argv, int required, weft_info info,
+                            int *provided);
+WEFT_API int weft_finalize(void);
+WEFT_API int weft_initialized(int *flag);
+WEFT_API int weft_finalized(int *flag);
+WEFT_API int weft_query_thread(int *provided);
+WEFT_API int weft_abort(weft_comm comm, int errorcode);
+WEFT_API double weft_wtime(void);
+WEFT_API double weft_wtick(void);
+WEFT_API int weft_get_processor_name(char *name, size_t *resultlen);
+/* Weft extension: a new info object describing the running library: "fabric" (selected fabric
+ * plugin), "fabric_version", "bootstrap" (weftrun, pmix, pmi1 or singleton), "thread_level".
+ * The caller frees it with weft_info_free. */
+WEFT_API int weft_get_runtime_info(weft_info *info);
+
+/* ---- Communicators ---- */
+WEFT_API int weft_comm_rank(weft_comm comm, int *rank);
+WEFT_API int weft_comm_size(weft_comm comm, int *size);
+
+/* ---- Datatypes ---- */
+WEFT_API int weft_type_contiguous(size_t count, weft_datatype oldtype, weft_datatype *newtype);
+/* stride is in multiples of oldtype's extent and may be negative. */
+WEFT_API int weft_type_vector(size_t count, size_t blocklength, ptrdiff_t stride,
+                              weft_datatype oldtype, weft_datatype *newtype);
+WEFT_API int weft_type_commit(weft_datatype *datatype);
+WEFT_API int weft_type_free(weft_datatype *datatype);
+WEFT_API int weft_type_size(weft_datatype datatype, size_t *size);
+WEFT_API int weft_type_get_extent(weft_datatype datatype, ptrdiff_t *lb, ptrdiff_t *extent);
+
+/* ---- Point-to-point ---- */
+WEFT_API int weft_send(const void *buf, size_t count, weft_datatype datatype, int dest, int tag,
+                       weft_comm comm);
+WEFT_API int weft_recv(void *buf, size_t count, weft_datatype datatype, int source, int tag,
+                       weft_comm comm, weft_status *status);
+WEFT_API int weft_isend(const void *buf, size_t count, weft_datatype datatype, int dest, int tag,
+                        weft_comm comm, weft_request *request);
+WEFT_API int weft_irecv(void *buf, size_t count, weft_datatype datatype, int source, int tag,
+                        weft_comm comm, weft_request *request);
+WEFT_API int weft_wait(weft_request *request, weft_status *status);
+WEFT_API int weft_test(weft_request *request, int *flag, weft_status *status);
+WEFT_API int weft_waitall(size_t count, weft_request requests[], weft_status statuses[]);
+WEFT_API int weft_waitany(size_t count, weft_request requests[], size_t *index,
+                          weft_status *status);
+WEFT_API int weft_testall(size_t count, weft_request requests[], int *flag,
+                          weft_status statuses[]);
+WEFT_API int weft_cancel(weft_request *request);
+WEFT_API int weft_test_cancelled(const weft_status *status, int *flag);
+WEFT_API int weft_probe(int source, int tag, weft_comm comm, weft_status *status);
+WEFT_API int weft_iprobe(int source, int tag, weft_comm comm, int *flag, weft_status *status);
+WEFT_API int weft_get_count(const weft_status *status, weft_datatype datatype, size_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_WEFT_H */

@@ -1,0 +1,429 @@
+// Weft C++ layer: header-only RAII wrappers over weft.h (C++20).
+//
+// Failing calls throw weft::error, whose code() is the WEFT_ERR_* value and whose what() is the
+// error string followed by the detail message (which names the argument or key at fault).
+// Handles of the C API stay reachable (handle()), so both layers can be mixed.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "weft.h"
+
+namespace weft {
+
+// ---- Errors ----
+
+class error : public std::runtime_error {
+  public:
+    explicit error(int code) : std::runtime_error(describe(code)), code_(code) {}
+    int code() const noexcept { return code_; }
+
+    // "<error string>: <detail>" (the detail of the calling thread's last error, if any).
+    static std::string describe(int code) {
+        char buf[WEFT_MAX_ERROR_STRING + 1] = {};
+        size_t len = 0;
+        std::string text;
+        if (weft_error_string(code, buf, &len) == WEFT_SUCCESS)
+            text.assign(buf, len < sizeof buf ? len : sizeof buf - 1);
+        else
+            text = "weft error " + std::to_string(code);
+        len = 0;
+        buf[0] = '\0';
+        if (weft_error_detail(buf, &len) == WEFT_SUCCESS && len > 0)
+            text += ": " + std::string(buf, len < sizeof buf ? len : sizeof buf - 1);
+        return text;
+    }
+
+  private:
+    int code_;
+};
+
+// Throws weft::error for anything but WEFT_SUCCESS.
+inline void check(int rc) {
+    if (rc != WEFT_SUCCESS) throw error(rc);
+}
+
+// ---- Built-in datatype of a C++ type ----
+
+template <class T>
+struct datatype_of {};  // no member `value`: T has no built-in datatype
+#define WEFT_CXX_TYPE(T, H) \
+    template <>             \
+    struct datatype_of<T> { \
+        static constexpr weft_datatype value = H; \
+    }
+WEFT_CXX_TYPE(char, WEFT_CHAR);
+WEFT_CXX_TYPE(signed char, WEFT_SIGNED_CHAR);
+WEFT_CXX_TYPE(unsigned char, WEFT_UNSIGNED_CHAR);
+WEFT_CXX_TYPE(std::byte, WEFT_BYTE);
+WEFT_CXX_TYPE(short, WEFT_SHORT);
+WEFT_CXX_TYPE(unsigned short, WEFT_UNSIGNED_SHORT);
+WEFT_CXX_TYPE(int, WEFT_INT);
+WEFT_CXX_TYPE(unsigned, WEFT_UNSIGNED);
+WEFT_CXX_TYPE(long, WEFT_LONG);
+WEFT_CXX_TYPE(unsigned long, WEFT_UNSIGNED_LONG);
+WEFT_CXX_TYPE(long long, WEFT_LONG_LONG);
+WEFT_CXX_TYPE(unsigned long long, WEFT_UNSIGNED_LONG_LONG);
+WEFT_CXX_TYPE(float, WEFT_FLOAT);
+WEFT_CXX_TYPE(double, WEFT_DOUBLE);
+WEFT_CXX_TYPE(long double, WEFT_LONG_DOUBLE);
+WEFT_CXX_TYPE(bool, WEFT_C_BOOL);
+#undef WEFT_CXX_TYPE
+
+// Types with a built-in datatype (cv-qualifiers ignored, so spans of const T qualify).
+template <class T>
+concept builtin_type = requires { datatype_of<std::remove_cv_t<T>>::value; };
+
+template <builtin_type T>
+inline constexpr weft_datatype datatype_of_v = datatype_of<std::remove_cv_t<T>>::value;
+
+// ---- Info ----
+
+class Info {
+  public:
+    Info() { check(weft_info_create(&h_)); }
+    // Takes ownership of an existing handle (freed by the destructor).
+    explicit Info(weft_info adopt) noexcept : h_(adopt) {}
+    ~Info() { reset(); }
+    Info(const Info &) = delete;
+    Info &operator=(const Info &) = delete;
+    Info(Info &&o) noexcept : h_(std::exchange(o.h_, WEFT_INFO_NULL)) {}
+    Info &operator=(Info &&o) noexcept {
+        if (this != &o) {
+            reset();
+            h_ = std::exchange(o.h_, WEFT_INFO_NULL);
+        }
+        return *this;
+    }
+
+    weft_info handle() const noexcept { return h_; }
+    weft_info release() noexcept { return std::exchange(h_, WEFT_INFO_NULL); }
+
+    Info dup() const {
+        weft_info n = WEFT_INFO_NULL;
+        check(weft_info_dup(h_, &n));
+        return Info(n);
+    }
+
+    void set(const std::string &key, const std::string &value) {
+        check(weft_info_set(h_, key.c_str(), value.c_str()));
+    }
+
+    std::optional<std::string> get(const std::string &key) const {
+        size_t len = 0;
+        int flag = 0;
+        check(weft_info_get_valuelen(h_, key.c_str(), &len, &flag));
+        if (!flag) return std::nullopt;
+        // len + 1 bytes: weft_info_get writes at most len characters and a NUL.
+        std::string buf(len + 1, '\0');
+        check(weft_info_get(h_, key.c_str(), len, buf.data(), &flag));
+        if (!flag) return std::nullopt;  // deleted by another thread in between
+        buf.resize(std::char_traits<char>::length(buf.c_str()));
+        return buf;
+    }
+
+    void erase(const std::string &key) { check(weft_info_delete(h_, key.c_str())); }
+
+    int nkeys() const {
+        int n = 0;
+        check(weft_info_get_nkeys(h_, &n));
+        return n;
+    }
+
+    std::string nthkey(int n) const {
+        char key[WEFT_MAX_INFO_KEY + 1] = {};
+        check(weft_info_get_nthkey(h_, n, key));
+        return key;
+    }
+
+    // Stores the bytes of value, hex-encoded (e.g. a cudaStream_t for the `value` key).
+    template <class T>
+        requires std::is_trivially_copyable_v<T>
+    void set_hex(const std::string &key, const T &value) {
+        check(weft_info_set_hex(h_, key.c_str(), &value, sizeof(T)));
+    }
+
+    // nullopt when the key is absent; throws when it does not decode to exactly sizeof(T) bytes.
+    template <class T>
+        requires(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>)
+    std::optional<T> get_hex(const std::string &key) const {
+        T value{};
+        int flag = 0;
+        check(weft_info_get_hex(h_, key.c_str(), &value, sizeof(T), &flag));
+        if (!flag) return std::nullopt;
+        return value;
+    }
+
+  private:
+    void reset() noexcept {
+        if (h_ != WEFT_INFO_NULL) weft_info_free(&h_);
+        h_ = WEFT_INFO_NULL;
+    }
+    weft_info h_ = WEFT_INFO_NULL;
+};
+
+// ---- Datatypes ----
+
+// An owned derived datatype, freed by the destructor.  Built-ins need no wrapper: use the
+// WEFT_* handles or datatype_of_v<T>.
+class Datatype {
+  public:
+    Datatype() = default;
+    explicit Datatype(weft_datatype adopt) noexcept : h_(adopt) {}
+    ~Datatype() { reset(); }
+    Datatype(const Datatype &) = delete;
+    Datatype &operator=(const Datatype &) = delete;
+    Datatype(Datatype &&o) noexcept : h_(std::exchange(o.h_, WEFT_DATATYPE_NULL)) {}
+    Datatype &operator=(Datatype &&o) noexcept {
+        if (this != &o) {
+            reset();
+            h_ = std::exchange(o.h_, WEFT_DATATYPE_NULL);
+        }
+        return *this;
+    }
+
+    static Datatype contiguous(size_t count, weft_datatype oldtype) {
+        weft_datatype n = WEFT_DATATYPE_NULL;
+        check(weft_type_contiguous(count, oldtype, &n));
+        return Datatype(n);
+    }
+    // stride counts oldtype extents and may be negative.
+    static Datatype vector(size_t count, size_t blocklength, std::ptrdiff_t stride,
+                           weft_datatype oldtype) {
+        weft_datatype n = WEFT_DATATYPE_NULL;
+        check(weft_type_vector(count, blocklength, stride, oldtype, &n));
+        return Datatype(n);
+    }
+
+    Datatype &commit() {
+        check(weft_type_commit(&h_));
+        return *this;
+    }
+
+    size_t size() const {
+        size_t s = 0;
+        check(weft_type_size(h_, &s));
+        return s;
+    }
+    struct extent_t {
+        std::ptrdiff_t lb, extent;
+    };
+    extent_t extent() const {
+        extent_t e{};
+        check(weft_type_get_extent(h_, &e.lb, &e.extent));
+        return e;
+    }
+
+    weft_datatype handle() const noexcept { return h_; }
+    operator weft_datatype() const noexcept { return h_; }
+    weft_datatype release() noexcept { return std::exchange(h_, WEFT_DATATYPE_NULL); }
+
+  private:
+    void reset() noexcept {
+        if (h_ != WEFT_DATATYPE_NULL) weft_type_free(&h_);
+        h_ = WEFT_DATATYPE_NULL;
+    }
+    weft_datatype h_ = WEFT_DATATYPE_NULL;
+};
+
+// ---- Status and requests ----
+
+class Status {
+  public:
+    Status() = default;
+    explicit Status(const weft_status &s) : s_(s) {}
+    int source() const noexcept { return s_.source; }
+    int tag() const noexcept { return s_.tag; }
+    int error() const noexcept { return s_.error; }
+    int stream_index() const noexcept { return s_.stream_index; }
+    // Elements of datatype received; WEFT_UNDEFINED when not a whole number.
+    size_t count(weft_datatype datatype) const {
+        size_t n = 0;
+        check(weft_get_count(&s_, datatype, &n));
+        return n;
+    }
+    template <builtin_type T>
+    size_t count() const {
+        return count(datatype_of_v<T>);
+    }
+    bool cancelled() const {
+        int flag = 0;
+        check(weft_test_cancelled(&s_, &flag));
+        return flag != 0;
+    }
+    weft_status *c_status() noexcept { return &s_; }
+    const weft_status *c_status() const noexcept { return &s_; }
+
+  private:
+    weft_status s_{};
+};
+
+// A pending operation.  Destroying one that is still active cancels it and waits, so that the
+// library never writes into a buffer the program has already released.
+class Request {
+  public:
+    Request() = default;
+    explicit Request(weft_request adopt) noexcept : h_(adopt) {}
+    ~Request() {
+        if (h_ != WEFT_REQUEST_NULL) {
+            weft_cancel(&h_);
+            weft_wait(&h_, WEFT_STATUS_IGNORE);
+        }
+    }
+    Request(const Request &) = delete;
+    Request &operator=(const Request &) = delete;
+    Request(Request &&o) noexcept : h_(std::exchange(o.h_, WEFT_REQUEST_NULL)) {}
+    Request &operator=(Request &&o) noexcept {
+        if (this != &o) {
+            Request old(std::exchange(h_, std::exchange(o.h_, WEFT_REQUEST_NULL)));
+        }
+        return *this;
+    }
+
+    bool active() const noexcept { return h_ != WEFT_REQUEST_NULL; }
+    weft_request handle() const noexcept { return h_; }
+
+    Status wait() {
+        Status s;
+        check(weft_wait(&h_, s.c_status()));
+        return s;
+    }
+    // The status once complete, nullopt while pending.
+    std::optional<Status> test() {
+        Status s;
+        int flag = 0;
+        check(weft_test(&h_, &flag, s.c_status()));
+        if (!flag) return std::nullopt;
+        return s;
+    }
+    void cancel() { check(weft_cancel(&h_)); }
+
+  private:
+    weft_request h_ = WEFT_REQUEST_NULL;
+};
+
+// ---- Communicators ----
+
+// A non-owning view of a communicator (WEFT_COMM_WORLD by default).
+class Comm {
+  public:
+    constexpr Comm() noexcept = default;
+    constexpr explicit Comm(weft_comm c) noexcept : c_(c) {}
+    static constexpr Comm world() noexcept { return Comm(WEFT_COMM_WORLD); }
+    static constexpr Comm self() noexcept { return Comm(WEFT_COMM_SELF); }
+    weft_comm handle() const noexcept { return c_; }
+
+    int rank() const {
+        int r = -1;
+        check(weft_comm_rank(c_, &r));
+        return r;
+    }
+    int size() const {
+        int s = 0;
+        check(weft_comm_size(c_, &s));
+        return s;
+    }
+
+    // Raw forms: any datatype, including derived ones.
+    void send(const void *buf, size_t count, weft_datatype type, int dest, int tag) const {
+        check(weft_send(buf, count, type, dest, tag, c_));
+    }
+    Status recv(void *buf, size_t count, weft_datatype type, int source, int tag) const {
+        Status s;
+        check(weft_recv(buf, count, type, source, tag, c_, s.c_status()));
+        return s;
+    }
+    Request isend(const void *buf, size_t count, weft_datatype type, int dest, int tag) const {
+        weft_request r = WEFT_REQUEST_NULL;
+        check(weft_isend(buf, count, type, dest, tag, c_, &r));
+        return Request(r);
+    }
+    Request irecv(void *buf, size_t count, weft_datatype type, int source, int tag) const {
+        weft_request r = WEFT_REQUEST_NULL;
+        check(weft_irecv(buf, count, type, source, tag, c_, &r));
+        return Request(r);
+    }
+
+    // Typed forms: the datatype follows from T; spans of any extent.
+    template <builtin_type T, size_t N>
+    void send(std::span<T, N> buf, int dest, int tag) const {
+        send(buf.data(), buf.size(), datatype_of_v<T>, dest, tag);
+    }
+    template <builtin_type T, size_t N>
+        requires(!std::is_const_v<T>)
+    Status recv(std::span<T, N> buf, int source = WEFT_ANY_SOURCE, int tag = WEFT_ANY_TAG) const {
+        return recv(buf.data(), buf.size(), datatype_of_v<T>, source, tag);
+    }
+    template <builtin_type T, size_t N>
+    Request isend(std::span<T, N> buf, int dest, int tag) const {
+        return isend(buf.data(), buf.size(), datatype_of_v<T>, dest, tag);
+    }
+    template <builtin_type T, size_t N>
+        requires(!std::is_const_v<T>)
+    Request irecv(std::span<T, N> buf, int source = WEFT_ANY_SOURCE, int tag = WEFT_ANY_TAG) const {
+        return irecv(buf.data(), buf.size(), datatype_of_v<T>, source, tag);
+    }
+
+    Status probe(int source = WEFT_ANY_SOURCE, int tag = WEFT_ANY_TAG) const {
+        Status s;
+        check(weft_probe(source, tag, c_, s.c_status()));
+        return s;
+    }
+    std::optional<Status> iprobe(int source = WEFT_ANY_SOURCE, int tag = WEFT_ANY_TAG) const {
+        Status s;
+        int flag = 0;
+        check(weft_iprobe(source, tag, c_, &flag, s.c_status()));
+        if (!flag) return std::nullopt;
+        return s;
+    }
+
+  private:
+    weft_comm c_ = WEFT_COMM_WORLD;
+};
+
+// ---- Environment ----
+
+// weft_init_thread in the constructor, weft_finalize in the destructor.  One per process.
+class Environment {
+  public:
+    explicit Environment(int required = WEFT_THREAD_SINGLE) {
+        check(weft_init_thread(nullptr, nullptr, required, &provided_));
+    }
+    Environment(int &argc, char **&argv, int required = WEFT_THREAD_SINGLE) {
+        check(weft_init_thread(&argc, &argv, required, &provided_));
+    }
+    // With hints such as "weft_fabric".
+    Environment(int required, const Info &hints) {
+        check(weft_init_info(nullptr, nullptr, required, hints.handle(), &provided_));
+    }
+    ~Environment() { weft_finalize(); }
+    Environment(const Environment &) = delete;
+    Environment &operator=(const Environment &) = delete;
+
+    int thread_level() const noexcept { return provided_; }
+    static bool initialized() {
+        int flag = 0;
+        check(weft_initialized(&flag));
+        return flag != 0;
+    }
+    static bool finalized() {
+        int flag = 0;
+        check(weft_finalized(&flag));
+        return flag != 0;
+    }
+
+  private:
+    int provided_ = WEFT_THREAD_SINGLE;
+};
+
+inline double wtime() noexcept { return weft_wtime(); }
+inline double wtick() noexcept { return weft_wtick(); }
+
+}  // namespace weft

@@ -1,0 +1,41 @@
+// Datatypes: built-in types and derived contiguous/vector types, with pack and unpack.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include "weft/weft.h"
+
+namespace weft {
+
+enum class basic_kind : uint8_t {
+    byte_, char_, int8, uint8, int16, uint16, int32, uint32, int64, uint64, int_, long_, float_,
+    double_, unsigned_, unsigned_long, short_, unsigned_short, long_long, unsigned_long_long,
+    signed_char, unsigned_char, c_bool, long_double, float_int, double_int, long_int, two_int,
+    short_int
+};
+
+struct datatype {
+    size_t size = 0;        // bytes of data in one element
+    ptrdiff_t lb = 0;       // lower bound, bytes
+    ptrdiff_t extent = 0;   // extent, bytes
+    bool contiguous = true; // size == extent and lb == 0: buffers can be used as they are
+    bool committed = false;
+    bool builtin = false;
+    basic_kind basic{};     // built-ins: which one; derived: the innermost built-in
+    // Derived types: count blocks of blocklen elements of child, block starts stride bytes apart.
+    size_t count = 0, blocklen = 0;
+    ptrdiff_t stride = 0;
+    std::shared_ptr<const datatype> child;
+};
+
+// nullptr for an invalid or freed handle.  The pointer stays valid while the handle is live.
+const datatype *datatype_get(weft_datatype handle);
+// Shared ownership, for operations that outlive a weft_type_free.
+std::shared_ptr<const datatype> datatype_get_shared(weft_datatype handle);
+
+// Copies count elements of type at src into the contiguous buffer dst (count * size bytes).
+void datatype_pack(const datatype &type, const void *src, size_t count, void *dst);
+// Scatters the first `bytes` bytes of the contiguous buffer src into count elements at dst.
+void datatype_unpack(const datatype &type, const void *src, size_t bytes, void *dst, size_t count);
+
+}  // namespace weft

@@ -1,0 +1,22 @@
+// Error reporting and logging shared by all of core.
+#pragma once
+#include <cstdarg>
+#include <string>
+
+namespace weft {
+
+// Records a detailed message for the calling thread (read back with weft_error_detail), logs it
+// at debug level, and returns code, so that entry points can write `return fail(WEFT_ERR_X, ...)`.
+int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Clears the calling thread's detail message (entry points that succeed need not call it).
+void clear_error_detail();
+const std::string &current_error_detail();
+
+// WEFT_LOG=error|warn|info|debug (default warn).  Lines go to stderr prefixed with
+// "weft[<rank>] <level>:".
+int log_level();
+void log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_set_rank(int rank);
+
+}  // namespace weft

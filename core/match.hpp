@@ -1,0 +1,32 @@
+// Layout of the 64-bit match bits that every fabric matches on:
+//   [63:48] context id (16)  [47:40] source stream index (8)  [39:20] source rank (20)  [19:0] tag (20)
+// Each communicator owns two context ids (even: point-to-point, odd: collectives), so internal
+// traffic never matches a user's WEFT_ANY_TAG receive.
+#pragma once
+#include <cstdint>
+
+#include "weft/weft.h"
+
+namespace weft {
+
+constexpr int match_ctx_shift = 48, match_index_shift = 40, match_rank_shift = 20;
+constexpr uint64_t match_tag_mask = 0xFFFFFull;
+constexpr uint64_t match_rank_mask = 0xFFFFFull << match_rank_shift;
+constexpr uint64_t match_index_mask = 0xFFull << match_index_shift;
+constexpr int match_max_rank = 0xFFFFF;
+static_assert(WEFT_TAG_UB == match_tag_mask, "weft.h's WEFT_TAG_UB must match the tag field");
+
+constexpr uint64_t match_bits(uint16_t context, uint32_t src_index, uint32_t src_rank, uint32_t tag) {
+    return (uint64_t{context} << match_ctx_shift) | (uint64_t{src_index & 0xFF} << match_index_shift) |
+           (uint64_t{src_rank} << match_rank_shift) | tag;
+}
+// Bits a receive ignores for its wildcards.
+constexpr uint64_t match_ignore(bool any_source, bool any_tag, bool any_index) {
+    return (any_source ? match_rank_mask : 0) | (any_tag ? match_tag_mask : 0) |
+           (any_index ? match_index_mask : 0);
+}
+constexpr int match_source(uint64_t bits) { return static_cast<int>((bits & match_rank_mask) >> match_rank_shift); }
+constexpr int match_tag(uint64_t bits) { return static_cast<int>(bits & match_tag_mask); }
+constexpr int match_index(uint64_t bits) { return static_cast<int>((bits & match_index_mask) >> match_index_shift); }
+
+}  // namespace weft

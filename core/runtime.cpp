@@ -1,0 +1,245 @@
+// weft_init / weft_finalize and the environment calls.
+#include "runtime.hpp"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "comm.hpp"
+#include "error.hpp"
+#include "info.hpp"
+
+namespace weft {
+
+runtime &rt() {
+    static runtime instance;
+    return instance;
+}
+
+int runtime_check(const char *fn) {
+    switch (rt().state.load(std::memory_order_acquire)) {
+        case runtime_state::initialized: return WEFT_SUCCESS;
+        case runtime_state::uninitialized:
+            return fail(WEFT_ERR_NOT_INITIALIZED, "%s called before weft_init", fn);
+        default: return fail(WEFT_ERR_FINALIZED, "%s called after weft_finalize", fn);
+    }
+}
+
+int plugin_error(int plugin_code) {
+    switch (plugin_code) {
+        case WEFT_PLUGIN_OK: return WEFT_SUCCESS;
+        case WEFT_PLUGIN_ERR_NOMEM: return WEFT_ERR_NO_MEM;
+        case WEFT_PLUGIN_ERR_TRUNCATE: return WEFT_ERR_TRUNCATE;
+        case WEFT_PLUGIN_ERR_UNSUPPORTED: return WEFT_ERR_UNSUPPORTED;
+        case WEFT_PLUGIN_ERR_INVALID: return WEFT_ERR_ARG;
+        case WEFT_PLUGIN_ERR_PEER_FAILED:
+        case WEFT_PLUGIN_ERR_UNREACHABLE: return WEFT_ERR_PROC_FAILED;
+        default: return WEFT_ERR_FABRIC;
+    }
+}
+
+namespace {
+
+void host_log(int level, const char *plugin, const char *message) {
+    if (level < WEFT_LOG_ERROR) level = WEFT_LOG_ERROR;
+    if (level > WEFT_LOG_DEBUG) level = WEFT_LOG_DEBUG;
+    log(level, "%s: %s", plugin ? plugin : "plugin", message ? message : "");
+}
+
+const char *host_hint(void *ctx, const char *key) {
+    auto *hints = static_cast<std::map<std::string, std::string> *>(ctx);
+    if (key == nullptr) return nullptr;
+    auto it = hints->find(key);
+    return it == hints->end() ? nullptr : it->second.c_str();
+}
+
+const weft_plugin_host_t *plugin_host() {
+    static weft_plugin_host_t host{sizeof(weft_plugin_host_t), host_log, host_hint, &rt().hints};
+    return &host;
+}
+
+int copy_hints(weft_info info, std::map<std::string, std::string> &out) {
+    out.clear();
+    if (info == WEFT_INFO_NULL) return WEFT_SUCCESS;
+    int n = 0;
+    if (int rc = weft_info_get_nkeys(info, &n)) return fail(rc, "weft_init_info: invalid info handle 0x%x", info);
+    for (int i = 0; i < n; ++i) {
+        char key[WEFT_MAX_INFO_KEY + 1];
+        if (int rc = weft_info_get_nthkey(info, i, key)) return rc;
+        if (auto v = info_lookup(info, key)) out[key] = *v;
+    }
+    return WEFT_SUCCESS;
+}
+
+// Undoes a partial init so that the process can report the error and exit cleanly.
+void teardown(runtime &r) {
+    for (auto &v : r.vcis) vci_close(*v);
+    r.vcis.clear();
+    comm_finalize_all();
+    if (r.fabric.fabric != nullptr) r.fabric.plugin.fabric_ops.finalize(r.fabric.fabric);
+    r.fabric = fabric_open{};
+    if (r.boot) r.boot->finalize();
+    r.boot.reset();
+}
+
+int init(int required, weft_info info, int *provided) {
+    runtime &r = rt();
+    switch (r.state.load()) {
+        case runtime_state::initialized:
+            return fail(WEFT_ERR_ALREADY_INITIALIZED, "weft_init called twice");
+        case runtime_state::finalized:
+            return fail(WEFT_ERR_FINALIZED, "weft_init called after weft_finalize (Weft cannot be re-initialized)");
+        default: break;
+    }
+    if (required < WEFT_THREAD_SINGLE || required > WEFT_THREAD_MULTIPLE)
+        return fail(WEFT_ERR_ARG, "weft_init_thread: required thread level %d is not one of WEFT_THREAD_*", required);
+    if (int rc = copy_hints(info, r.hints)) return rc;
+    r.thread_level = required;
+
+    int rc = bootstrap_open(r.boot);
+    if (rc != WEFT_SUCCESS) {
+        log(WEFT_LOG_ERROR, "weft_init: %s", current_error_detail().c_str());
+        return rc;
+    }
+    r.world_rank = r.boot->rank();
+    r.world_size = r.boot->size();
+    log_set_rank(r.world_rank);
+
+    // Fabric preference: WEFT_FABRIC, else the info hint weft_fabric, else by priority.
+    std::string source, text;
+    if (const char *env = std::getenv("WEFT_FABRIC"); env && *env) {
+        source = "WEFT_FABRIC";
+        text = env;
+    } else if (auto it = r.hints.find("weft_fabric"); it != r.hints.end()) {
+        source = "info key weft_fabric";
+        text = it->second;
+    }
+    fabric_preference pref;
+    std::string why;
+    if (!loader_parse_preference(text, pref, why)) {
+        rc = fail(WEFT_ERR_PLUGIN, "%s='%s': %s", source.c_str(), text.c_str(), why.c_str());
+    } else {
+        rc = loader_open_fabric(pref, source, plugin_host(), r.fabric);
+    }
+    if (rc == WEFT_SUCCESS) {
+        r.vcis.push_back(std::make_unique<vci>(0));
+        bool serial = required != WEFT_THREAD_MULTIPLE;
+        rc = vci_open(*r.vcis[0], &r.fabric.plugin.fabric_ops, r.fabric.fabric, serial);
+    }
+    if (rc == WEFT_SUCCESS) rc = r.boot->fence();
+    if (rc != WEFT_SUCCESS) {
+        std::string detail = current_error_detail();
+        log(WEFT_LOG_ERROR, "weft_init failed: %s", detail.c_str());
+        teardown(r);
+        fail(rc, "%s", detail.c_str());
+        return rc;
+    }
+    comm_init_predefined(r.world_rank, r.world_size, r.vcis[0].get());
+    if (provided != nullptr) *provided = required;
+    r.state.store(runtime_state::initialized, std::memory_order_release);
+    return WEFT_SUCCESS;
+}
+
+}  // namespace
+}  // namespace weft
+
+using namespace weft;
+
+extern "C" int weft_init(int *, char ***) { return init(WEFT_THREAD_SINGLE, WEFT_INFO_NULL, nullptr); }
+
+extern "C" int weft_init_thread(int *, char ***, int required, int *provided) {
+    if (provided == nullptr) return fail(WEFT_ERR_ARG, "weft_init_thread: provided must not be NULL");
+    return init(required, WEFT_INFO_NULL, provided);
+}
+
+extern "C" int weft_init_info(int *, char ***, int required, weft_info info, int *provided) {
+    return init(required, info, provided);
+}
+
+extern "C" int weft_finalize(void) {
+    if (int rc = runtime_check("weft_finalize")) return rc;
+    runtime &r = rt();
+    // Everyone stops sending before anyone disconnects, and everyone has flushed its
+    // connections before endpoints are destroyed.
+    int rc = r.boot->fence();
+    for (auto &v : r.vcis)
+        for (auto &p : v->peers)
+            if (p != nullptr) {
+                v->ops->ep_disconnect(v->ep, p);
+                p = nullptr;
+            }
+    int rc2 = r.boot->fence();
+    for (auto &v : r.vcis) vci_close(*v);
+    r.vcis.clear();
+    comm_finalize_all();
+    r.fabric.plugin.fabric_ops.finalize(r.fabric.fabric);
+    r.fabric.fabric = nullptr;
+    int rc3 = r.boot->finalize();
+    r.boot.reset();
+    r.state.store(runtime_state::finalized, std::memory_order_release);
+    return rc != WEFT_SUCCESS ? rc : rc2 != WEFT_SUCCESS ? rc2 : rc3;
+}
+
+extern "C" int weft_initialized(int *flag) {
+    if (flag == nullptr) return fail(WEFT_ERR_ARG, "weft_initialized: flag must not be NULL");
+    *flag = rt().state.load() != runtime_state::uninitialized;
+    return WEFT_SUCCESS;
+}
+
+extern "C" int weft_finalized(int *flag) {
+    if (flag == nullptr) return fail(WEFT_ERR_ARG, "weft_finalized: flag must not be NULL");
+    *flag = rt().state.load() == runtime_state::finalized;
+    return WEFT_SUCCESS;
+}
+
+extern "C" int weft_query_thread(int *provided) {
+    if (int rc = runtime_check("weft_query_thread")) return rc;
+    if (provided == nullptr) return fail(WEFT_ERR_ARG, "weft_query_thread: provided must not be NULL");
+    *provided = rt().thread_level;
+    return WEFT_SUCCESS;
+}
+
+extern "C" int weft_abort(weft_comm comm, int errorcode) {
+    runtime &r = rt();
+    log(WEFT_LOG_ERROR, "weft_abort(comm 0x%x, %d) called", comm, errorcode);
+    if (r.state.load() == runtime_state::initialized && r.boot)
+        r.boot->abort(errorcode, "weft_abort called by rank " + std::to_string(r.world_rank));
+    _exit(errorcode > 0 && errorcode < 256 ? errorcode : 1);
+}
+
+extern "C" double weft_wtime(void) {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+extern "C" double weft_wtick(void) {
+    timespec ts{};
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+extern "C" int weft_get_processor_name(char *name, size_t *resultlen) {
+    if (name == nullptr || resultlen == nullptr)
+        return fail(WEFT_ERR_ARG, "weft_get_processor_name: name and resultlen must not be NULL");
+    if (gethostname(name, WEFT_MAX_PROCESSOR_NAME) != 0) std::strcpy(name, "unknown");
+    name[WEFT_MAX_PROCESSOR_NAME - 1] = '\0';
+    *resultlen = std::strlen(name);
+    return WEFT_SUCCESS;
+}
+
+extern "C" int weft_get_runtime_info(weft_info *info) {
+    if (int rc = runtime_check("weft_get_runtime_info")) return rc;
+    if (info == nullptr) return fail(WEFT_ERR_ARG, "weft_get_runtime_info: info must not be NULL");
+    runtime &r = rt();
+    static const char *const levels[] = {"single", "funneled", "serialized", "multiple"};
+    if (int rc = weft_info_create(info)) return rc;
+    const char *version = r.fabric.plugin.desc->version ? r.fabric.plugin.desc->version : "";
+    weft_info_set(*info, "fabric", r.fabric.plugin.name.c_str());
+    weft_info_set(*info, "fabric_version", version);
+    weft_info_set(*info, "bootstrap", r.boot->name());
+    weft_info_set(*info, "thread_level", levels[r.thread_level]);
+    return WEFT_SUCCESS;
+}

@@ -1,0 +1,158 @@
+// Completion: wait, test, waitall, waitany, testall, cancel.
+#include "error.hpp"
+#include "runtime.hpp"
+
+namespace weft {
+namespace {
+
+void empty_status(weft_status *status) {
+    if (status == WEFT_STATUS_IGNORE) return;
+    status->source = WEFT_ANY_SOURCE;
+    status->tag = WEFT_ANY_TAG;
+    status->error = WEFT_SUCCESS;
+    status->stream_index = 0;
+    status->weft_bytes_ = 0;
+    status->weft_cancelled_ = 0;
+}
+
+// Finishes a completed request, returns it to its pool and nulls the handle.
+int retire(request *r, weft_request *handle, weft_status *status) {
+    int rc = request_finish(*r, status);
+    vci &v = *r->endpoint;
+    v.enter();
+    v.requests.release(r);
+    v.leave();
+    *handle = WEFT_REQUEST_NULL;
+    return rc;
+}
+
+// Every handle must be null or valid before any is touched.
+int check_requests(const char *fn, size_t count, const weft_request *requests) {
+    if (count != 0 && requests == nullptr) return fail(WEFT_ERR_ARG, "%s: requests must not be NULL", fn);
+    for (size_t i = 0; i < count; ++i)
+        if (requests[i] != WEFT_REQUEST_NULL && request_lookup(requests[i]) == nullptr)
+            return fail(WEFT_ERR_REQUEST, "%s: requests[%zu] = 0x%x is not a valid request", fn, i, requests[i]);
+    return WEFT_SUCCESS;
+}
+
+bool done(const request *r) { return r->complete.load(std::memory_order_acquire); }
+
+}  // namespace
+}  // namespace weft
+
+using namespace weft;
+
+extern "C" int weft_wait(weft_request *handle, weft_status *status) {
+    if (int rc = runtime_check("weft_wait")) return rc;
+    if (handle == nullptr) return fail(WEFT_ERR_ARG, "weft_wait: request must not be NULL");
+    if (*handle == WEFT_REQUEST_NULL) {
+        empty_status(status);
+        return WEFT_SUCCESS;
+    }
+    request *r = request_lookup(*handle);
+    if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_wait: 0x%x is not a valid request", *handle);
+    while (!done(r)) r->endpoint->progress();
+    return retire(r, handle, status);
+}
+
+extern "C" int weft_test(weft_request *handle, int *flag, weft_status *status) {
+    if (int rc = runtime_check("weft_test")) return rc;
+    if (handle == nullptr || flag == nullptr) return fail(WEFT_ERR_ARG, "weft_test: request and flag must not be NULL");
+    if (*handle == WEFT_REQUEST_NULL) {
+        *flag = 1;
+        empty_status(status);
+        return WEFT_SUCCESS;
+    }
+    request *r = request_lookup(*handle);
+    if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_test: 0x%x is not a valid request", *handle);
+    if (!done(r)) r->endpoint->progress();
+    *flag = done(r);
+    return *flag ? retire(r, handle, status) : WEFT_SUCCESS;
+}
+
+extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status statuses[]) {
+    if (int rc = runtime_check("weft_waitall")) return rc;
+    if (int rc = check_requests("weft_waitall", count, requests)) return rc;
+    int first_error = WEFT_SUCCESS;
+    size_t errors = 0;
+    for (size_t i = 0; i < count; ++i) {
+        weft_status *st = statuses == WEFT_STATUSES_IGNORE ? WEFT_STATUS_IGNORE : &statuses[i];
+        if (requests[i] == WEFT_REQUEST_NULL) {
+            empty_status(st);
+            continue;
+        }
+        request *r = request_lookup(requests[i]);
+        while (!done(r)) r->endpoint->progress();
+        if (int rc = retire(r, &requests[i], st)) {
+            if (errors++ == 0) first_error = rc;
+        }
+    }
+    if (errors == 0) return WEFT_SUCCESS;
+    return statuses == WEFT_STATUSES_IGNORE ? first_error : WEFT_ERR_IN_STATUS;
+}
+
+extern "C" int weft_testall(size_t count, weft_request requests[], int *flag, weft_status statuses[]) {
+    if (int rc = runtime_check("weft_testall")) return rc;
+    if (flag == nullptr) return fail(WEFT_ERR_ARG, "weft_testall: flag must not be NULL");
+    if (int rc = check_requests("weft_testall", count, requests)) return rc;
+    bool all = true;
+    for (size_t i = 0; i < count; ++i) {
+        if (requests[i] == WEFT_REQUEST_NULL) continue;
+        request *r = request_lookup(requests[i]);
+        if (!done(r)) r->endpoint->progress();
+        all = all && done(r);
+    }
+    *flag = all;
+    if (!all) return WEFT_SUCCESS;
+    return weft_waitall(count, requests, statuses);
+}
+
+extern "C" int weft_waitany(size_t count, weft_request requests[], size_t *index, weft_status *status) {
+    if (int rc = runtime_check("weft_waitany")) return rc;
+    if (index == nullptr) return fail(WEFT_ERR_ARG, "weft_waitany: index must not be NULL");
+    if (int rc = check_requests("weft_waitany", count, requests)) return rc;
+    for (;;) {
+        bool any_active = false;
+        for (size_t i = 0; i < count; ++i) {
+            if (requests[i] == WEFT_REQUEST_NULL) continue;
+            any_active = true;
+            request *r = request_lookup(requests[i]);
+            if (done(r)) {
+                *index = i;
+                return retire(r, &requests[i], status);
+            }
+        }
+        if (!any_active) {
+            *index = WEFT_UNDEFINED;
+            empty_status(status);
+            return WEFT_SUCCESS;
+        }
+        for (size_t i = 0; i < count; ++i)
+            if (requests[i] != WEFT_REQUEST_NULL) request_lookup(requests[i])->endpoint->progress();
+    }
+}
+
+extern "C" int weft_cancel(weft_request *handle) {
+    if (int rc = runtime_check("weft_cancel")) return rc;
+    if (handle == nullptr) return fail(WEFT_ERR_ARG, "weft_cancel: request must not be NULL");
+    request *r = request_lookup(*handle);
+    if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_cancel: 0x%x is not a valid request", *handle);
+    if (r->op == request::kind::send)
+        return fail(WEFT_ERR_UNSUPPORTED, "weft_cancel: cancelling a send is not supported (deprecated in MPI 4)");
+    if (r->op != request::kind::recv || done(r)) return WEFT_SUCCESS;
+    vci &v = *r->endpoint;
+    v.enter();
+    int rc = v.ops->cancel(v.ep, r);
+    v.leave();
+    // NOT_FOUND: it matched meanwhile; the wait will report a normal completion.
+    if (rc != WEFT_PLUGIN_OK && rc != WEFT_PLUGIN_ERR_NOT_FOUND)
+        return fail(plugin_error(rc), "weft_cancel: the fabric could not cancel the receive (code %d)", rc);
+    return WEFT_SUCCESS;
+}
+
+extern "C" int weft_test_cancelled(const weft_status *status, int *flag) {
+    if (status == nullptr || flag == nullptr)
+        return fail(WEFT_ERR_ARG, "weft_test_cancelled: status and flag must not be NULL");
+    *flag = status->weft_cancelled_;
+    return WEFT_SUCCESS;
+}

@@ -1,0 +1,154 @@
+// Loader: search path, preference lists, and each way a plugin can be broken.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "error.hpp"
+#include "loader.hpp"
+#include "weft/weft.h"
+
+namespace {
+
+void quiet(int, const char *, const char *) {}
+const char *no_hint(void *, const char *) { return nullptr; }
+const weft_plugin_host_t host{sizeof(weft_plugin_host_t), quiet, no_hint, nullptr};
+
+// Plugins of this test live in their own directory, first on the search path.
+class Loader : public ::testing::Test {
+  protected:
+    void SetUp() override { setenv("WEFT_PLUGIN_PATH", TEST_PLUGIN_DIR, 1); }
+    void TearDown() override { unsetenv("WEFT_PLUGIN_PATH"); }
+
+    // Opens with the given preference; returns the code and leaves the detail in `detail`.
+    int open(const std::string &pref_text, std::string &selected) {
+        weft::fabric_preference pref;
+        std::string why;
+        EXPECT_TRUE(weft::loader_parse_preference(pref_text, pref, why)) << why;
+        weft::fabric_open out;
+        int rc = weft::loader_open_fabric(pref, "WEFT_FABRIC", &host, out);
+        detail = weft::current_error_detail();
+        if (rc == WEFT_SUCCESS) {
+            selected = out.plugin.name;
+            out.plugin.fabric_ops.finalize(out.fabric);
+        }
+        return rc;
+    }
+    std::string detail;
+};
+
+TEST_F(Loader, SearchPathStartsWithEnvironment) {
+    setenv("WEFT_PLUGIN_PATH", "/a:/b::/c", 1);
+    auto dirs = weft::loader_search_path();
+    ASSERT_GE(dirs.size(), 4u);
+    EXPECT_EQ(dirs[0], "/a");
+    EXPECT_EQ(dirs[1], "/b");
+    EXPECT_EQ(dirs[2], "/c");
+}
+
+TEST_F(Loader, ScanFindsTestPlugins) {
+    auto files = weft::loader_scan();
+    int n = 0;
+    for (auto &f : files)
+        if (f.path.rfind(TEST_PLUGIN_DIR, 0) == 0) ++n;
+    EXPECT_GE(n, 7);
+}
+
+TEST(LoaderPreference, Parses) {
+    weft::fabric_preference p;
+    std::string why;
+    ASSERT_TRUE(weft::loader_parse_preference(" ucx , ofi,^tcp", p, why));
+    EXPECT_EQ(p.include, (std::vector<std::string>{"ucx", "ofi"}));
+    EXPECT_EQ(p.exclude, (std::vector<std::string>{"tcp"}));
+    ASSERT_TRUE(weft::loader_parse_preference("", p, why));
+    EXPECT_TRUE(p.include.empty());
+    EXPECT_FALSE(weft::loader_parse_preference("ucx,^", p, why));
+    EXPECT_FALSE(weft::loader_parse_preference("u x", p, why));
+    EXPECT_FALSE(weft::loader_parse_preference("../evil", p, why));
+}
+
+TEST_F(Loader, MissingPluginNamesSearchPath) {
+    std::string sel;
+    EXPECT_EQ(open("nonexistent", sel), WEFT_ERR_PLUGIN);
+    EXPECT_NE(detail.find("nonexistent"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("libweft-nonexistent.so"), std::string::npos) << detail;
+    EXPECT_NE(detail.find(TEST_PLUGIN_DIR), std::string::npos) << detail;
+    EXPECT_NE(detail.find("WEFT_PLUGIN_PATH"), std::string::npos) << detail;
+}
+
+TEST_F(Loader, MissingSymbol) {
+    std::string sel;
+    EXPECT_EQ(open("tnosym", sel), WEFT_ERR_PLUGIN);
+    EXPECT_NE(detail.find("libweft-tnosym.so"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("weft_plugin_v1"), std::string::npos) << detail;
+}
+
+TEST_F(Loader, WrongAbiMajor) {
+    std::string sel;
+    EXPECT_EQ(open("tbadabi", sel), WEFT_ERR_PLUGIN);
+    EXPECT_NE(detail.find("libweft-tbadabi.so"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("ABI 99.0"), std::string::npos) << detail;
+}
+
+TEST_F(Loader, InitFailureReasonIsReported) {
+    std::string sel;
+    EXPECT_EQ(open("tfailinit", sel), WEFT_ERR_PLUGIN);
+    EXPECT_NE(detail.find("WEFT_TEST_DEVICE"), std::string::npos) << detail;
+}
+
+TEST_F(Loader, MissingOperation) {
+    std::string sel;
+    EXPECT_EQ(open("tnoops", sel), WEFT_ERR_PLUGIN);
+    EXPECT_NE(detail.find("tag_send"), std::string::npos) << detail;
+}
+
+TEST_F(Loader, UnresolvedSymbolShowsDlerror) {
+    std::string sel;
+    EXPECT_EQ(open("tunresolved", sel), WEFT_ERR_PLUGIN);
+    EXPECT_NE(detail.find("dlopen failed"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("weft_test_symbol_that_does_not_exist"), std::string::npos) << detail;
+}
+
+TEST_F(Loader, QueuePluginIsNotAFabric) {
+    std::string sel;
+    EXPECT_EQ(open("tqueue", sel), WEFT_ERR_PLUGIN);
+    EXPECT_NE(detail.find("queue plugin"), std::string::npos) << detail;
+}
+
+TEST_F(Loader, PreferenceOrderFallsThrough) {
+    std::string sel;
+    ASSERT_EQ(open("tbadabi,tlow", sel), WEFT_SUCCESS) << detail;
+    EXPECT_EQ(sel, "tlow");
+    ASSERT_EQ(open("tlow,thigh", sel), WEFT_SUCCESS) << detail;
+    EXPECT_EQ(sel, "tlow");
+}
+
+TEST_F(Loader, ExclusionAndPriority) {
+    // With no stated preference, the highest priority that opens wins; the plugins of this
+    // test outrank any real fabric (priority 1000+).
+    std::string sel;
+    ASSERT_EQ(open("", sel), WEFT_SUCCESS) << detail;
+    EXPECT_EQ(sel, "thigh");
+    ASSERT_EQ(open("^thigh", sel), WEFT_SUCCESS) << detail;
+    EXPECT_EQ(sel, "tlow");
+    EXPECT_EQ(open("thigh,^thigh", sel), WEFT_ERR_PLUGIN);
+}
+
+// Through the public API: weft_init fails, names what was tried, and leaves the process usable.
+TEST_F(Loader, InitFailsCleanly) {
+    setenv("WEFT_FABRIC", "nonexistent", 1);
+    unsetenv("WEFT_KVS");
+    EXPECT_EQ(weft_init(nullptr, nullptr), WEFT_ERR_PLUGIN);
+    char text[WEFT_MAX_ERROR_STRING];
+    size_t len = 0;
+    ASSERT_EQ(weft_error_detail(text, &len), WEFT_SUCCESS);
+    EXPECT_NE(std::string(text).find("nonexistent"), std::string::npos) << text;
+    int flag = 1;
+    weft_initialized(&flag);
+    EXPECT_EQ(flag, 0);
+    int rank;
+    EXPECT_EQ(weft_comm_rank(WEFT_COMM_WORLD, &rank), WEFT_ERR_NOT_INITIALIZED);
+    unsetenv("WEFT_FABRIC");
+}
+
+}  // namespace
