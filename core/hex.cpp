@@ -50,9 +50,6 @@ std::string hex_encode(const void *data, size_t size) {
     return s;
 }
 
-// Internal variant with a caller-given cap on the decoded size (info.cpp passes the size it
-// expects, so a long "[N]" run fails before any allocation); *over_limit tells that failure
-// apart from malformed text.  Not in hex.hpp yet: declared where it is used.
 bool hex_decode_max(std::string_view text, std::vector<uint8_t> &out, std::string *why,
                     size_t max_size, bool *over_limit) {
     out.clear();

@@ -16,4 +16,9 @@ std::string hex_encode(const void *data, size_t size);
 // what was expected) for anything else.
 bool hex_decode(std::string_view text, std::vector<uint8_t> &out, std::string *why);
 
+// hex_decode with a cap on the decoded size, so that a hostile "[N]" fails before anything is
+// allocated; *over_limit (may be null) tells that failure apart from malformed text.
+bool hex_decode_max(std::string_view text, std::vector<uint8_t> &out, std::string *why, size_t max_size,
+                    bool *over_limit);
+
 }  // namespace weft

@@ -15,10 +15,6 @@
 
 namespace weft {
 
-// Defined in hex.cpp: hex_decode with a cap on the decoded size.
-bool hex_decode_max(std::string_view text, std::vector<uint8_t> &out, std::string *why,
-                    size_t max_size, bool *over_limit);
-
 namespace {
 
 struct info_object {

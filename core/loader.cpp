@@ -27,7 +27,7 @@ std::string libweft_dir() {
     // Linked statically into a program (weft-info, unit tests): the program lives in bin/,
     // the plugins in the sibling lib/weft.
     if (path.find(".so") == std::string::npos) dir += "/../" WEFT_LIBDIR_NAME;
-    return dir;
+    return realpath(dir.c_str(), resolved) ? std::string(resolved) : dir;
 }
 
 bool is_plugin_file_name(const std::string &file, std::string &name) {

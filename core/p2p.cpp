@@ -100,8 +100,7 @@ int post_recv(const p2p_op &op, request &r, void *buf, size_t count, int source,
 }
 
 void wait_local(request &r) {
-    vci &v = *r.endpoint;
-    while (!r.complete.load(std::memory_order_acquire)) v.progress();
+    vci_progress_until(*r.endpoint, [&] { return r.complete.load(std::memory_order_acquire); });
 }
 
 // A derived datatype can be freed while an operation on it is pending: hold a reference.
@@ -229,9 +228,10 @@ extern "C" int weft_iprobe(int source, int tag, weft_comm handle, int *flag, wef
 
 extern "C" int weft_probe(int source, int tag, weft_comm handle, weft_status *status) {
     int flag = 0;
-    for (;;) {
+    for (unsigned polls = 1;; ++polls) {
         if (int rc = weft_iprobe(source, tag, handle, &flag, status)) return rc;
         if (flag) return WEFT_SUCCESS;
+        if (polls % 512 == 0) sched_yield();  // see vci_progress_until
     }
 }
 

@@ -125,8 +125,8 @@ int init(int required, weft_info info, int *provided) {
     }
     if (rc == WEFT_SUCCESS) {
         r.vcis.push_back(std::make_unique<vci>(0));
-        bool serial = required != WEFT_THREAD_MULTIPLE;
-        rc = vci_open(*r.vcis[0], &r.fabric.plugin.fabric_ops, r.fabric.fabric, serial);
+        bool locking = required == WEFT_THREAD_MULTIPLE;
+        rc = vci_open(*r.vcis[0], &r.fabric.plugin.fabric_ops, r.fabric.fabric, locking);
     }
     if (rc == WEFT_SUCCESS) rc = r.boot->fence();
     if (rc != WEFT_SUCCESS) {

@@ -10,13 +10,15 @@ namespace weft {
 
 std::string vci_address_key(uint32_t index) { return "weft.ep." + std::to_string(index); }
 
-int vci_open(vci &v, const weft_fabric_ops_v1_t *ops, weft_fabric_t *fabric, bool serial) {
+int vci_open(vci &v, const weft_fabric_ops_v1_t *ops, weft_fabric_t *fabric, bool locking) {
     runtime &r = rt();
     v.ops = ops;
-    v.locking = !serial;
+    v.locking = locking;
     weft_fabric_ep_attr_t attr{};
     attr.struct_size = sizeof attr;
-    attr.serial = serial ? 1 : 0;
+    // The core serializes every use of an endpoint (the caller's thread level, or v.cs), so
+    // the fabric never needs locks of its own.
+    attr.serial = 1;
     attr.complete = request_on_complete;
     int rc = ops->ep_open(fabric, &attr, &v.ep);
     if (rc != WEFT_PLUGIN_OK)

@@ -51,7 +51,7 @@ extern "C" int weft_wait(weft_request *handle, weft_status *status) {
     }
     request *r = request_lookup(*handle);
     if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_wait: 0x%x is not a valid request", *handle);
-    while (!done(r)) r->endpoint->progress();
+    vci_progress_until(*r->endpoint, [&] { return done(r); });
     return retire(r, handle, status);
 }
 
@@ -82,7 +82,7 @@ extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status s
             continue;
         }
         request *r = request_lookup(requests[i]);
-        while (!done(r)) r->endpoint->progress();
+        vci_progress_until(*r->endpoint, [&] { return done(r); });
         if (int rc = retire(r, &requests[i], st)) {
             if (errors++ == 0) first_error = rc;
         }
@@ -111,7 +111,7 @@ extern "C" int weft_waitany(size_t count, weft_request requests[], size_t *index
     if (int rc = runtime_check("weft_waitany")) return rc;
     if (index == nullptr) return fail(WEFT_ERR_ARG, "weft_waitany: index must not be NULL");
     if (int rc = check_requests("weft_waitany", count, requests)) return rc;
-    for (;;) {
+    for (unsigned polls = 1;; ++polls) {
         bool any_active = false;
         for (size_t i = 0; i < count; ++i) {
             if (requests[i] == WEFT_REQUEST_NULL) continue;
@@ -129,6 +129,7 @@ extern "C" int weft_waitany(size_t count, weft_request requests[], size_t *index
         }
         for (size_t i = 0; i < count; ++i)
             if (requests[i] != WEFT_REQUEST_NULL) request_lookup(requests[i])->endpoint->progress();
+        if (polls % 512 == 0) sched_yield();  // see vci_progress_until
     }
 }
 

@@ -5,10 +5,6 @@
 
 #include "hex.hpp"
 
-namespace weft {
-bool hex_decode_max(std::string_view text, std::vector<uint8_t> &out, std::string *why,
-                    size_t max_size, bool *over_limit);
-}
 
 using weft::hex_decode;
 using weft::hex_encode;

@@ -1,0 +1,321 @@
+/* UCX fabric plugin: endpoints (one UCP worker each), connections, progress and wake-up. */
+#include "ucx_internal.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <new>
+
+namespace {
+
+/* Disconnect flushes for at most this long; a dead peer must not hang the caller. */
+constexpr auto UCX_DISCONNECT_TIMEOUT = std::chrono::seconds(5);
+
+/* Progress the worker until request completes or the deadline passes; completions of
+ * other operations are delivered on the way.  Returns the request's final status, or
+ * UCS_INPROGRESS on timeout. */
+ucs_status_t ucx_wait_request(weft_fabric_ep *ep, void *request,
+                              std::chrono::steady_clock::time_point deadline)
+{
+    for (;;) {
+        ucs_status_t status;
+        {
+            ucx_ep_guard g(ep);
+            status = ucp_request_check_status(request);
+        }
+        if (status != UCS_INPROGRESS)
+            return status;
+        if (std::chrono::steady_clock::now() > deadline)
+            return UCS_INPROGRESS;
+        ucx_ep_progress(ep);
+    }
+}
+
+/* Starts closing uep; returns the request to wait for, nullptr when closed already, or an
+ * error pointer. */
+ucs_status_ptr_t ucx_peer_close_start(weft_fabric_ep *ep, weft_fabric_peer *peer, bool force)
+{
+    ucp_request_param_t param{};
+    if (force) {
+        param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    }
+    ucx_ep_guard g(ep);
+    ucx_peer_list_remove(&ep->peers, peer);
+    return ucp_ep_close_nbx(peer->uep, &param);
+}
+
+/* Frees a closed connection, or parks it until UCX has run the callbacks of its sends. */
+void ucx_peer_release(weft_fabric_ep *ep, weft_fabric_peer *peer)
+{
+    ucx_ep_guard g(ep);
+    if (peer->pending_sends == 0) {
+        delete peer;
+        return;
+    }
+    peer->closed = 1;
+    ucx_peer_list_add(&ep->zombies, peer);
+}
+
+/* UCX error handler: remember the failure; the connection is closed (forcibly) by
+ * ep_disconnect or ep_close, as UCX requires. */
+void ucx_peer_failed(void *arg, ucp_ep_h, ucs_status_t status)
+{
+    auto *peer = static_cast<weft_fabric_peer *>(arg);
+    peer->failure = status;
+    ucx_log(peer->owner->fabric, WEFT_LOG_WARN, "connection failed: %s", ucs_status_string(status));
+}
+
+void ucx_request_release(weft_fabric_ep *ep, void *request)
+{
+    ucx_ep_guard g(ep);
+    ucp_request_free(request);
+}
+
+} // namespace
+
+int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **out)
+{
+    if (!fabric || !attr || !out || attr->struct_size < sizeof(weft_fabric_ep_attr_t) ||
+        !attr->complete)
+        return WEFT_PLUGIN_ERR_INVALID;
+    *out = nullptr;
+    auto *ep = new (std::nothrow) weft_fabric_ep();
+    if (!ep)
+        return WEFT_PLUGIN_ERR_NOMEM;
+    ep->fabric = fabric;
+    ep->complete = attr->complete;
+    ep->serial = attr->serial != 0;
+
+    ucp_worker_params_t wp{};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_USER_DATA;
+    /* Serial endpoints skip UCX's worker lock: that is the point of a stream. */
+    wp.thread_mode = ep->serial ? UCS_THREAD_MODE_SINGLE : UCS_THREAD_MODE_MULTI;
+    wp.user_data = ep;
+    ucs_status_t status = ucp_worker_create(fabric->context, &wp, &ep->worker);
+    if (status != UCS_OK) {
+        ucx_log(fabric, WEFT_LOG_ERROR, "ucp_worker_create: %s", ucs_status_string(status));
+        delete ep;
+        return ucx_status_to_plugin(status);
+    }
+    {
+        std::lock_guard<std::mutex> g(fabric->lock);
+        ep->next = fabric->eps;
+        if (fabric->eps)
+            fabric->eps->prev = ep;
+        fabric->eps = ep;
+    }
+    *out = ep;
+    return WEFT_PLUGIN_OK;
+}
+
+int ucx_ep_close(weft_fabric_ep_t *ep)
+{
+    if (!ep)
+        return WEFT_PLUGIN_ERR_INVALID;
+    weft_fabric *fabric = ep->fabric;
+    /* Every posted operation still gets its one completion: receives as CANCELED, sends
+     * on force-closed connections with the status UCX gives them. */
+    ucx_tag_cancel_all(ep);
+    auto deadline = std::chrono::steady_clock::now() + UCX_DISCONNECT_TIMEOUT;
+    while (ep->peers) {
+        weft_fabric_peer *peer = ep->peers;
+        ucs_status_ptr_t sp = ucx_peer_close_start(ep, peer, true);
+        if (UCS_PTR_IS_PTR(sp)) {
+            if (ucx_wait_request(ep, sp, deadline) == UCS_INPROGRESS)
+                ucx_log(fabric, WEFT_LOG_WARN, "ep_close: a connection did not close in time");
+            ucx_request_release(ep, sp);
+        }
+        ucx_peer_release(ep, peer);
+    }
+    ucx_ep_progress(ep); /* deliver what the cancels and closes completed */
+
+    {
+        std::lock_guard<std::mutex> g(fabric->lock);
+        if (ep->prev)
+            ep->prev->next = ep->next;
+        else
+            fabric->eps = ep->next;
+        if (ep->next)
+            ep->next->prev = ep->prev;
+    }
+    ucp_worker_destroy(ep->worker);
+    while (ep->zombies) { /* no callback can name them any more */
+        weft_fabric_peer *peer = ep->zombies;
+        ucx_peer_list_remove(&ep->zombies, peer);
+        delete peer;
+    }
+    delete ep;
+    return WEFT_PLUGIN_OK;
+}
+
+int ucx_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len)
+{
+    if (!ep || !len)
+        return WEFT_PLUGIN_ERR_INVALID;
+    ucp_address_t *addr;
+    size_t addr_len;
+    ucs_status_t status;
+    {
+        ucx_ep_guard g(ep);
+        status = ucp_worker_get_address(ep->worker, &addr, &addr_len);
+    }
+    if (status != UCS_OK) {
+        ucx_log(ep->fabric, WEFT_LOG_ERROR, "ucp_worker_get_address: %s",
+                ucs_status_string(status));
+        return ucx_status_to_plugin(status);
+    }
+    size_t need = sizeof(ucx_address_header) + addr_len;
+    int rc = WEFT_PLUGIN_OK;
+    if (!buf || *len < need) {
+        rc = WEFT_PLUGIN_ERR_INVALID; /* *len tells the caller how much to give */
+    } else {
+        ucx_address_header h{UCX_ADDRESS_MAGIC, static_cast<uint32_t>(addr_len)};
+        memcpy(buf, &h, sizeof(h));
+        memcpy(static_cast<char *>(buf) + sizeof(h), addr, addr_len);
+    }
+    *len = need;
+    ucx_ep_guard g(ep);
+    ucp_worker_release_address(ep->worker, addr);
+    return rc;
+}
+
+int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
+                   weft_fabric_peer_t **out)
+{
+    if (!ep || !address || !out)
+        return WEFT_PLUGIN_ERR_INVALID;
+    *out = nullptr;
+    ucx_address_header h;
+    if (len < sizeof(h))
+        return WEFT_PLUGIN_ERR_UNREACHABLE;
+    memcpy(&h, address, sizeof(h));
+    if (h.magic != UCX_ADDRESS_MAGIC || h.length == 0 || h.length != len - sizeof(h)) {
+        ucx_log(ep->fabric, WEFT_LOG_ERROR,
+                "ep_connect: %zu-byte address is not a UCX endpoint address of this plugin", len);
+        return WEFT_PLUGIN_ERR_UNREACHABLE;
+    }
+    auto *peer = new (std::nothrow) weft_fabric_peer();
+    if (!peer)
+        return WEFT_PLUGIN_ERR_NOMEM;
+
+    ucp_ep_params_t params{};
+    /* Peer error handling: a dead peer fails pending operations instead of hanging them,
+     * and lets disconnect/close force a connection down safely. */
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                        UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_handler.cb = ucx_peer_failed;
+    params.err_handler.arg = peer;
+    peer->owner = ep;
+    params.address = reinterpret_cast<const ucp_address_t *>(
+        static_cast<const char *>(address) + sizeof(h));
+    ucs_status_t status;
+    {
+        ucx_ep_guard g(ep);
+        status = ucp_ep_create(ep->worker, &params, &peer->uep);
+        if (status == UCS_OK)
+            ucx_peer_list_add(&ep->peers, peer);
+    }
+    if (status != UCS_OK) {
+        ucx_log(ep->fabric, WEFT_LOG_ERROR, "ucp_ep_create: %s", ucs_status_string(status));
+        delete peer;
+        return ucx_status_to_plugin(status);
+    }
+    *out = peer;
+    return WEFT_PLUGIN_OK;
+}
+
+int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
+{
+    if (!ep || !peer)
+        return WEFT_PLUGIN_ERR_INVALID;
+    auto deadline = std::chrono::steady_clock::now() + UCX_DISCONNECT_TIMEOUT;
+    int rc = WEFT_PLUGIN_OK;
+    /* Flush first, bounded: what was sent reaches the peer unless it is gone or never
+     * takes it (a rendezvous send nobody receives). */
+    if (peer->failure == UCS_OK) {
+        ucp_request_param_t param{};
+        ucs_status_ptr_t sp;
+        {
+            ucx_ep_guard g(ep);
+            sp = ucp_ep_flush_nbx(peer->uep, &param);
+        }
+        ucs_status_t status = UCS_PTR_STATUS(sp);
+        if (UCS_PTR_IS_PTR(sp)) {
+            status = ucx_wait_request(ep, sp, deadline);
+            if (status == UCS_INPROGRESS)
+                ucx_log(ep->fabric, WEFT_LOG_WARN,
+                        "ep_disconnect: flush did not finish within 5 s, closing forcibly");
+            ucx_request_release(ep, sp); /* UCX drops an unfinished flush on force close */
+        }
+        if (status != UCS_OK)
+            rc = status == UCS_INPROGRESS ? WEFT_PLUGIN_ERR_PEER_FAILED : ucx_status_to_plugin(status);
+    } else {
+        rc = WEFT_PLUGIN_ERR_PEER_FAILED;
+    }
+    /* Flushed and idle: a normal close.  Otherwise force, which completes pending sends
+     * with an error; a normal close would leave a rendezvous send nobody received attached
+     * to the connection, and UCX asserts on that when the worker is destroyed. */
+    ucs_status_ptr_t sp =
+        ucx_peer_close_start(ep, peer, rc != WEFT_PLUGIN_OK || peer->pending_sends != 0);
+    if (UCS_PTR_IS_PTR(sp)) {
+        ucs_status_t status = ucx_wait_request(
+            ep, sp, std::chrono::steady_clock::now() + UCX_DISCONNECT_TIMEOUT);
+        if (status == UCS_INPROGRESS)
+            ucx_log(ep->fabric, WEFT_LOG_WARN, "ep_disconnect: close did not finish in 5 s");
+        ucx_request_release(ep, sp);
+    }
+    ucx_ep_progress(ep); /* deliver what the close completed */
+    ucx_peer_release(ep, peer);
+    return rc;
+}
+
+int ucx_ep_progress(weft_fabric_ep_t *ep)
+{
+    ucx_req *head;
+    {
+        ucx_ep_guard g(ep);
+        ucp_worker_progress(ep->worker);
+        head = ep->done_head;
+        ep->done_head = ep->done_tail = nullptr;
+    }
+    int n = 0;
+    while (head) {
+        ucx_req *req = head;
+        head = req->next;
+        void *context = req->context;
+        weft_fabric_completion_t c{req->status, req->tag, req->length};
+        /* Free before complete(): the core may post again from inside complete(). */
+        {
+            ucx_ep_guard g(ep);
+            ucp_request_free(req);
+        }
+        ep->complete(context, &c);
+        ++n;
+    }
+    return n;
+}
+
+int ucx_ep_wait_fd(weft_fabric_ep_t *ep, int *fd)
+{
+    if (!ep || !fd)
+        return WEFT_PLUGIN_ERR_INVALID;
+    ucx_ep_guard g(ep);
+    ucs_status_t status = ucp_worker_get_efd(ep->worker, fd);
+    if (status != UCS_OK)
+        ucx_log(ep->fabric, WEFT_LOG_WARN, "ucp_worker_get_efd: %s", ucs_status_string(status));
+    return ucx_status_to_plugin(status);
+}
+
+int ucx_ep_arm(weft_fabric_ep_t *ep)
+{
+    if (!ep)
+        return WEFT_PLUGIN_ERR_INVALID;
+    ucx_ep_guard g(ep);
+    if (ep->done_head)
+        return WEFT_PLUGIN_ERR_AGAIN; /* completions wait for delivery: do not sleep */
+    ucs_status_t status = ucp_worker_arm(ep->worker);
+    if (status == UCS_ERR_BUSY)
+        return WEFT_PLUGIN_ERR_AGAIN;
+    return ucx_status_to_plugin(status);
+}

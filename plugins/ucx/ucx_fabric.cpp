@@ -1,0 +1,238 @@
+/* UCX fabric plugin: the exported plugin descriptor, fabric init/finalize/query, logging. */
+#include "ucx_internal.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+namespace {
+
+/* "1.0 (UCX 1.13.1)": the UCX part is the library actually loaded, filled in at dlopen. */
+char ucx_version_text[96] = "1.0 (UCX)";
+
+__attribute__((constructor)) void ucx_version_fill()
+{
+    snprintf(ucx_version_text, sizeof(ucx_version_text), "%d.%d (UCX %s)",
+             WEFT_PLUGIN_ABI_MAJOR, WEFT_PLUGIN_ABI_MINOR, ucp_get_version_string());
+}
+
+/* UCX constructs the request memory once per pool element; start it in a known state. */
+void ucx_request_init(void *request)
+{
+    memset(request, 0, sizeof(ucx_req));
+}
+
+void ucx_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void ucx_why(char *why, size_t why_len, const char *fmt, ...)
+{
+    if (!why || why_len == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, why_len, fmt, ap);
+    va_end(ap);
+}
+
+/* Size of a real worker address of this context: the bound ep_address can need. */
+size_t ucx_measure_address(weft_fabric *fabric)
+{
+    ucp_worker_params_t wp{};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    ucp_worker_h worker;
+    if (ucp_worker_create(fabric->context, &wp, &worker) != UCS_OK)
+        return 0;
+    ucp_address_t *addr;
+    size_t len = 0;
+    if (ucp_worker_get_address(worker, &addr, &len) == UCS_OK)
+        ucp_worker_release_address(worker, addr);
+    ucp_worker_destroy(worker);
+    return len;
+}
+
+} // namespace
+
+void ucx_log(const weft_fabric *fabric, int level, const char *fmt, ...)
+{
+    if (!fabric || !fabric->host || !fabric->host->log)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    fabric->host->log(level, UCX_PLUGIN_NAME, line);
+}
+
+int ucx_status_to_plugin(ucs_status_t status)
+{
+    switch (status) {
+    case UCS_OK:
+        return WEFT_PLUGIN_OK;
+    case UCS_INPROGRESS:
+    case UCS_ERR_NO_RESOURCE:
+    case UCS_ERR_BUSY:
+        return WEFT_PLUGIN_ERR_AGAIN;
+    case UCS_ERR_NO_MEMORY:
+    case UCS_ERR_EXCEEDS_LIMIT:
+        return WEFT_PLUGIN_ERR_NOMEM;
+    case UCS_ERR_MESSAGE_TRUNCATED:
+        return WEFT_PLUGIN_ERR_TRUNCATE;
+    case UCS_ERR_CANCELED:
+        return WEFT_PLUGIN_ERR_CANCELED;
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_INVALID_ADDR:
+        return WEFT_PLUGIN_ERR_UNREACHABLE;
+    case UCS_ERR_UNSUPPORTED:
+        return WEFT_PLUGIN_ERR_UNSUPPORTED;
+    case UCS_ERR_INVALID_PARAM:
+        return WEFT_PLUGIN_ERR_INVALID;
+    case UCS_ERR_NO_ELEM:
+        return WEFT_PLUGIN_ERR_NOT_FOUND;
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_REJECTED:
+    case UCS_ERR_NOT_CONNECTED:
+        return WEFT_PLUGIN_ERR_PEER_FAILED;
+    default:
+        return WEFT_PLUGIN_ERR_OTHER;
+    }
+}
+
+int ucx_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, char *why,
+                    size_t why_len)
+{
+    if (!fabric_out) {
+        ucx_why(why, why_len, "ucx: init called without a fabric pointer");
+        return WEFT_PLUGIN_ERR_INVALID;
+    }
+    *fabric_out = nullptr;
+    if (host && host->struct_size < offsetof(weft_plugin_host_t, hint))
+        host = nullptr; /* too old to use safely: run without logging */
+
+    auto *fabric = new (std::nothrow) weft_fabric();
+    if (!fabric) {
+        ucx_why(why, why_len, "ucx: out of memory");
+        return WEFT_PLUGIN_ERR_NOMEM;
+    }
+    fabric->host = host;
+
+    ucp_config_t *config;
+    ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
+    if (status != UCS_OK) {
+        ucx_why(why, why_len, "ucp_config_read: %s (check the UCX_* environment variables)",
+                ucs_status_string(status));
+        delete fabric;
+        return ucx_status_to_plugin(status);
+    }
+    /* Hint weft_ucx_tls overrides UCX_TLS for this process only. */
+    const char *tls = nullptr;
+    if (host && host->struct_size >= sizeof(weft_plugin_host_t) && host->hint)
+        tls = host->hint(host->hint_ctx, "weft_ucx_tls");
+    if (tls && *tls) {
+        status = ucp_config_modify(config, "TLS", tls);
+        if (status != UCS_OK) {
+            ucx_why(why, why_len, "ucx: hint weft_ucx_tls='%s' rejected: %s", tls,
+                    ucs_status_string(status));
+            ucp_config_release(config);
+            delete fabric;
+            return WEFT_PLUGIN_ERR_INVALID;
+        }
+    }
+
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
+                        UCP_PARAM_FIELD_REQUEST_INIT | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+    params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+    params.request_size = sizeof(ucx_req);
+    params.request_init = ucx_request_init;
+    /* Workers (endpoints) live on different threads and share the context's caches. */
+    params.mt_workers_shared = 1;
+    status = ucp_init(&params, config, &fabric->context);
+    ucp_config_release(config);
+    if (status != UCS_OK) {
+        ucx_why(why, why_len,
+                "ucp_init: %s (no usable UCX transport: check `ucx_info -d`, set UCX_TLS, "
+                "e.g. UCX_TLS=tcp,shm,self)",
+                ucs_status_string(status));
+        delete fabric;
+        return ucx_status_to_plugin(status);
+    }
+
+    fabric->flags = WEFT_FABRIC_CAP_WAIT_FD | WEFT_FABRIC_CAP_THREAD_SAFE;
+    ucp_context_attr_t attr{};
+    attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+    if (ucp_context_query(fabric->context, &attr) == UCS_OK &&
+        (attr.memory_types & ~UCS_BIT(UCS_MEMORY_TYPE_HOST)) != 0)
+        fabric->flags |= WEFT_FABRIC_CAP_DEVICE_MEMORY;
+
+    ucx_log(fabric, WEFT_LOG_INFO, "UCX %s opened%s", ucp_get_version_string(),
+            (fabric->flags & WEFT_FABRIC_CAP_DEVICE_MEMORY) ? " (device memory)" : "");
+    *fabric_out = fabric;
+    return WEFT_PLUGIN_OK;
+}
+
+int ucx_fabric_finalize(weft_fabric_t *fabric)
+{
+    if (!fabric)
+        return WEFT_PLUGIN_ERR_INVALID;
+    for (;;) {
+        weft_fabric_ep *ep;
+        {
+            std::lock_guard<std::mutex> g(fabric->lock);
+            ep = fabric->eps;
+        }
+        if (!ep)
+            break;
+        ucx_log(fabric, WEFT_LOG_WARN, "finalize: closing an endpoint the core left open");
+        ucx_ep_close(ep);
+    }
+    ucp_cleanup(fabric->context);
+    delete fabric;
+    return WEFT_PLUGIN_OK;
+}
+
+int ucx_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps)
+{
+    if (!fabric || !caps || caps->struct_size < sizeof(uint32_t) * 2)
+        return WEFT_PLUGIN_ERR_INVALID;
+    {
+        std::lock_guard<std::mutex> g(fabric->lock);
+        if (fabric->address_size == 0) {
+            size_t measured = ucx_measure_address(fabric);
+            /* Workers of one context pack the same transports; double it for headroom
+             * (devices that come up later, differing thread modes) and add our header. */
+            fabric->address_size = (measured ? 2 * measured : 4096) + sizeof(ucx_address_header);
+        }
+    }
+    weft_fabric_caps_t c{};
+    c.struct_size = caps->struct_size;
+    c.flags = fabric->flags;
+    c.max_message_size = SIZE_MAX;
+    /* UCX gives no guarantee that a send completes at once (it usually does for eager
+     * messages, and tag_send then completes inline), so promise nothing. */
+    c.inject_size = 0;
+    /* UCX_RNDV_THRESH=auto resolves per transport; 8 KiB is its shared-memory choice. */
+    c.eager_size = 8192;
+    c.max_address_size = fabric->address_size;
+    size_t n = caps->struct_size < sizeof(c) ? caps->struct_size : sizeof(c);
+    memcpy(caps, &c, n);
+    return WEFT_PLUGIN_OK;
+}
+
+namespace {
+const weft_fabric_ops_v1_t ucx_ops = {
+    ucx_fabric_init,  ucx_fabric_finalize, ucx_fabric_query, ucx_ep_open,   ucx_ep_close,
+    ucx_ep_address,   ucx_ep_connect,      ucx_ep_disconnect, ucx_tag_send, ucx_tag_recv,
+    ucx_tag_probe,    ucx_tag_cancel,      ucx_ep_progress,   ucx_ep_wait_fd, ucx_ep_arm,
+};
+} // namespace
+
+extern "C" {
+__attribute__((visibility("default"))) extern const weft_plugin_v1_t weft_plugin_v1;
+const weft_plugin_v1_t weft_plugin_v1 = {
+    WEFT_PLUGIN_ABI_MAJOR,  WEFT_PLUGIN_ABI_MINOR, WEFT_PLUGIN_KIND_FABRIC, UCX_PLUGIN_NAME,
+    ucx_version_text,       100,                   &ucx_ops,
+};
+}

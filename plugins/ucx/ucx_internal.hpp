@@ -1,0 +1,176 @@
+/* Internal structures of the UCX fabric plugin.  Only api/weft/plugin.h and UCX are visible. */
+#ifndef WEFT_UCX_INTERNAL_HPP
+#define WEFT_UCX_INTERNAL_HPP
+
+#include <weft/plugin.h>
+
+#include <ucp/api/ucp.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+/* Per-operation state, kept in the memory UCX reserves before each request (request_size),
+ * so posting an operation allocates nothing. */
+struct ucx_req {
+    void *context;          /* the core's context, given back in complete() */
+    weft_fabric_peer *peer; /* sends: the connection, for its pending-send count */
+    ucx_req *next;          /* done list, or posted-receive list */
+    ucx_req *prev;          /* posted-receive list */
+    uint64_t tag;
+    size_t length;
+    int status;             /* WEFT_PLUGIN_* once the UCX callback has run */
+    int posted;             /* on the endpoint's posted-receive list (cancel finds it there) */
+};
+
+struct weft_fabric {
+    const weft_plugin_host_t *host;
+    ucp_context_h context;
+    uint32_t flags;          /* WEFT_FABRIC_CAP_* */
+    size_t address_size;     /* bound reported by query; measured on the first query */
+    std::mutex lock;         /* the endpoint list: endpoints open/close from any thread */
+    weft_fabric_ep *eps;
+};
+
+struct weft_fabric_peer {
+    ucp_ep_h uep;
+    weft_fabric_ep *owner;
+    ucs_status_t failure;    /* set by UCX's error handler: the peer is gone */
+    size_t pending_sends;    /* sends UCX has not completed yet */
+    int closed;              /* disconnected, kept (on ep->zombies) until pending_sends is 0 */
+    weft_fabric_peer *prev, *next;
+};
+
+struct weft_fabric_ep {
+    weft_fabric *fabric;
+    ucp_worker_h worker;
+    weft_fabric_complete_fn complete;
+    int serial;              /* the core promises one thread at a time: take no lock */
+    /* Shared endpoints only: every UCX call on the worker runs under this lock, so UCX
+     * callbacks (which only queue work) never race with the posting code. */
+    std::mutex lock;
+    /* UCX callbacks only queue finished requests here; ep_progress delivers them to the
+     * core outside any lock, so complete() may post new operations. */
+    ucx_req *done_head, *done_tail;
+    ucx_req *posted;         /* receives that may still be canceled */
+    /* While tag_recv is inside UCX, callbacks queue here instead, so the receive that UCX
+     * completes at once is delivered by tag_recv itself. */
+    int posting;
+    ucx_req *inline_head;
+    weft_fabric_peer *peers; /* connections still open, force-closed by ep_close */
+    weft_fabric_peer *zombies; /* disconnected, but UCX still owes send callbacks naming them */
+    weft_fabric_ep *prev, *next;
+};
+
+/* Takes the endpoint lock only for shared (non-serial) endpoints. */
+class ucx_ep_guard {
+public:
+    explicit ucx_ep_guard(weft_fabric_ep *ep) : ep_(ep)
+    {
+        if (!ep_->serial)
+            ep_->lock.lock();
+    }
+    ~ucx_ep_guard()
+    {
+        if (!ep_->serial)
+            ep_->lock.unlock();
+    }
+    ucx_ep_guard(const ucx_ep_guard &) = delete;
+    ucx_ep_guard &operator=(const ucx_ep_guard &) = delete;
+
+private:
+    weft_fabric_ep *ep_;
+};
+
+/* The address we hand out is a small header followed by the UCP worker address, so that
+ * ep_connect can reject a truncated buffer or another fabric's address instead of letting
+ * UCX unpack garbage. */
+struct ucx_address_header {
+    uint32_t magic;          /* UCX_ADDRESS_MAGIC */
+    uint32_t length;         /* bytes of UCP worker address that follow */
+};
+constexpr uint32_t UCX_ADDRESS_MAGIC = 0x58435557u; /* "WUCX" little-endian */
+
+constexpr const char *UCX_PLUGIN_NAME = "ucx";
+
+int ucx_status_to_plugin(ucs_status_t status);
+void ucx_log(const weft_fabric *fabric, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Queue a finished request on its endpoint (called from UCX callbacks, under the guard). */
+inline void ucx_done_push(weft_fabric_ep *ep, ucx_req *req)
+{
+    if (ep->posting) {
+        req->next = ep->inline_head;
+        ep->inline_head = req;
+        return;
+    }
+    req->next = nullptr;
+    if (ep->done_tail)
+        ep->done_tail->next = req;
+    else
+        ep->done_head = req;
+    ep->done_tail = req;
+}
+
+inline void ucx_peer_list_remove(weft_fabric_peer **head, weft_fabric_peer *peer)
+{
+    if (peer->prev)
+        peer->prev->next = peer->next;
+    else
+        *head = peer->next;
+    if (peer->next)
+        peer->next->prev = peer->prev;
+    peer->prev = peer->next = nullptr;
+}
+
+inline void ucx_peer_list_add(weft_fabric_peer **head, weft_fabric_peer *peer)
+{
+    peer->prev = nullptr;
+    peer->next = *head;
+    if (*head)
+        (*head)->prev = peer;
+    *head = peer;
+}
+
+inline void ucx_posted_unlink(weft_fabric_ep *ep, ucx_req *req)
+{
+    if (!req->posted)
+        return;
+    if (req->prev)
+        req->prev->next = req->next;
+    else
+        ep->posted = req->next;
+    if (req->next)
+        req->next->prev = req->prev;
+    req->posted = 0;
+}
+
+/* Operations, one file per group. */
+int ucx_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why,
+                    size_t why_len);
+int ucx_fabric_finalize(weft_fabric_t *fabric);
+int ucx_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps);
+
+int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr,
+                weft_fabric_ep_t **ep);
+int ucx_ep_close(weft_fabric_ep_t *ep);
+int ucx_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len);
+int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
+                   weft_fabric_peer_t **peer);
+int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
+int ucx_ep_progress(weft_fabric_ep_t *ep);
+int ucx_ep_wait_fd(weft_fabric_ep_t *ep, int *fd);
+int ucx_ep_arm(weft_fabric_ep_t *ep);
+
+int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
+                 uint64_t tag, void *context);
+int ucx_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
+                 void *context);
+int ucx_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found,
+                  uint64_t *msg_tag, size_t *msg_len);
+int ucx_tag_cancel(weft_fabric_ep_t *ep, void *context);
+/* Cancels every posted receive (ep_close); their completions join the done list. */
+void ucx_tag_cancel_all(weft_fabric_ep_t *ep);
+
+#endif
