@@ -3,6 +3,8 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "weft/weft.h"
 
 namespace p2p_test {
@@ -35,7 +37,18 @@ inline void barrier() {
 // Initializes Weft once for the whole program and finalizes after the last test.
 class environment : public ::testing::Environment {
   public:
-    void SetUp() override { ASSERT_EQ(weft_init(nullptr, nullptr), WEFT_SUCCESS); }
+    void SetUp() override {
+        ASSERT_EQ(weft_init(nullptr, nullptr), WEFT_SUCCESS);
+        // The launcher tests (tests/launch/run-under.sh) check this line.
+        weft_info info;
+        char boot[64] = "?", fabric[64] = "?";
+        int flag = 0;
+        ASSERT_EQ(weft_get_runtime_info(&info), WEFT_SUCCESS);
+        weft_info_get(info, "bootstrap", sizeof boot - 1, boot, &flag);
+        weft_info_get(info, "fabric", sizeof fabric - 1, fabric, &flag);
+        weft_info_free(&info);
+        if (rank() == 0) std::printf("weft-test-p2p: %d processes, fabric=%s bootstrap=%s\n", size(), fabric, boot);
+    }
     void TearDown() override { ASSERT_EQ(weft_finalize(), WEFT_SUCCESS); }
 };
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Weft needs to build and test (as root; a no-op when all are there).
+set -euo pipefail
+packages=(
+  cmake g++ make pkg-config git             # toolchain
+  libgtest-dev                              # tests
+  libucx-dev ucx-utils                      # UCX fabric plugin, ucx_perftest for bench/compare-ucx.sh
+  libpmix-dev                               # PMIx bootstrap (Open MPI mpirun, Slurm srun --mpi=pmix)
+  mpich openmpi-bin                         # launchers the tests bootstrap under
+  slurmctld slurmd slurm-client munge       # the single-node Slurm cluster of tests/launch
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "weft: missing Debian packages: ${missing[*]}; run this script as root (or apt-get install them)" >&2
+  exit 1
+fi
+echo "weft: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}" >/dev/null

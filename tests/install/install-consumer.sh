@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# install-consumer.sh BUILD_DIR WORK_DIR EXAMPLES_DIR
+set -euo pipefail
+build=$1 work=$2 examples=$3
+prefix=$work/prefix
+rm -rf "$work"
+mkdir -p "$work"
+cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+
+# 1. CMake package: find_package(weft) -> weft::weft
+cmake -S "$examples/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log"
+cmake --build "$work/cmake" -j2 >"$work/build.log"
+
+# 2. pkg-config: weft.pc
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+cc -std=c11 -o "$work/hello-pc" "$examples/hello.c" $(pkg-config --cflags --libs weft) -Wl,-rpath,"$prefix/lib"
+
+# The installed programs find their plugins in <prefix>/lib/weft, not in the build tree.
+unset WEFT_PLUGIN_PATH
+"$prefix/bin/weft-info" | grep -q "path:     $prefix/lib/weft/libweft-" || {
+    echo "weft-info does not list plugins from $prefix/lib/weft"; "$prefix/bin/weft-info"; exit 1; }
+env -u WEFT_KVS "$work/cmake/hello-installed"
+"$prefix/bin/weftrun" -n 2 "$work/cmake/hello-installed"
+"$prefix/bin/weftrun" -n 3 "$work/cmake/hello-cxx-installed"
+"$prefix/bin/weftrun" -n 2 "$work/hello-pc"
+echo "install.consumer: OK"
