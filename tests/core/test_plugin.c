@@ -14,7 +14,7 @@
 #define VARIANT_QUEUE 7      /* a queue plugin: never selected as a fabric */
 
 struct weft_fabric { int unused; };
-static struct weft_fabric the_fabric;
+__attribute__((unused)) static struct weft_fabric the_fabric;
 
 #if TEST_PLUGIN_VARIANT == VARIANT_UNRESOLVED
 extern int weft_test_symbol_that_does_not_exist(void);
@@ -54,7 +54,7 @@ static int t_connect(weft_fabric_ep_t *ep, const void *a, size_t l, weft_fabric_
     return WEFT_PLUGIN_ERR_UNSUPPORTED;
 }
 static int t_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *p) { (void)ep; (void)p; return WEFT_PLUGIN_ERR_UNSUPPORTED; }
-static int t_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *p, const void *b, size_t l, uint64_t t, void *c) {
+__attribute__((unused)) static int t_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *p, const void *b, size_t l, uint64_t t, void *c) {
     (void)ep; (void)p; (void)b; (void)l; (void)t; (void)c;
     return WEFT_PLUGIN_ERR_UNSUPPORTED;
 }

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# install-consumer.sh BUILD_DIR WORK_DIR EXAMPLES_DIR
+# install-consumer.sh BUILD_DIR WORK_DIR EXAMPLES_DIR [SANITIZERS]
 set -euo pipefail
-build=$1 work=$2 examples=$3
+build=$1 work=$2 examples=$3 sanitize=${4:-}
+# A sanitized libweft needs programs built with the same runtime.
+flags=""
+[ -z "$sanitize" ] || flags="-fsanitize=$sanitize"
 prefix=$work/prefix
 rm -rf "$work"
 mkdir -p "$work"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 
 # 1. CMake package: find_package(weft) -> weft::weft
-cmake -S "$examples/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log"
+cmake -S "$examples/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >"$work/configure.log"
 cmake --build "$work/cmake" -j2 >"$work/build.log"
 
 # 2. pkg-config: weft.pc
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
-cc -std=c11 -o "$work/hello-pc" "$examples/hello.c" $(pkg-config --cflags --libs weft) -Wl,-rpath,"$prefix/lib"
+cc -std=c11 $flags -o "$work/hello-pc" "$examples/hello.c" $(pkg-config --cflags --libs weft) -Wl,-rpath,"$prefix/lib"
 
 # The installed programs find their plugins in <prefix>/lib/weft, not in the build tree.
 unset WEFT_PLUGIN_PATH
