@@ -1,41 +1,58 @@
+// Communicator table, the predefined communicators, and the queries and free.
 #include "comm.hpp"
 
 #include <memory>
+#include <numeric>
 
 #include "error.hpp"
 #include "handle.hpp"
 #include "runtime.hpp"
+#include "stream.hpp"
 
 namespace weft {
-namespace {
-handle_table<comm> &comms() {
+
+handle_table<comm> &comm_table() {
     static handle_table<comm> table(handle_kind::comm, 16);
     return table;
 }
-}  // namespace
 
-comm *comm_get(weft_comm handle) { return comms().get(handle); }
+comm *comm_get(weft_comm handle) { return comm_table().get(handle); }
 
-void comm_init_predefined(int world_rank, int world_size, vci *endpoint) {
-    auto world = std::make_shared<comm>();
-    world->context_id = 0;
-    world->rank = world_rank;
-    world->size = world_size;
-    world->world_ranks.resize(static_cast<size_t>(world_size));
-    for (int i = 0; i < world_size; ++i) world->world_ranks[static_cast<size_t>(i)] = i;
-    world->endpoint = endpoint;
-    comms().put_predefined(handle_slot(WEFT_COMM_WORLD), world);
+uint32_t comm_implicit_vci(uint16_t context_id) { return (context_id / 2u) % rt().num_implicit; }
 
-    auto self = std::make_shared<comm>();
-    self->context_id = 2;
-    self->rank = 0;
-    self->size = 1;
-    self->world_ranks = {world_rank};
-    self->endpoint = endpoint;
-    comms().put_predefined(handle_slot(WEFT_COMM_SELF), self);
+// A conventional communicator over the given world ranks.
+std::shared_ptr<comm> comm_make_conventional(uint16_t context_id, int rank, std::vector<int> world_ranks) {
+    auto c = std::make_shared<comm>();
+    c->context_id = context_id;
+    c->rank = rank;
+    c->size = static_cast<int>(world_ranks.size());
+    uint32_t index = comm_implicit_vci(context_id);
+    c->local = {rt().vcis[index].get()};
+    c->local_streams = {nullptr};
+    c->local_stream_handles = {WEFT_STREAM_NULL};
+    c->remote_offset.resize(world_ranks.size() + 1);
+    std::iota(c->remote_offset.begin(), c->remote_offset.end(), 0u);
+    for (int w : world_ranks) c->remote.push_back(remote_ep{w, index, {}});
+    c->world_ranks = std::move(world_ranks);
+    c->peers.assign(1, std::vector<weft_fabric_peer_t *>(c->remote.size(), nullptr));
+    c->pending.assign(1, 0);
+    return c;
 }
 
-void comm_finalize_all() { comms().clear(); }
+int comm_init_predefined() {
+    runtime &r = rt();
+    std::vector<int> all(static_cast<size_t>(r.world_size));
+    std::iota(all.begin(), all.end(), 0);
+    comm_table().put_predefined(handle_slot(WEFT_COMM_WORLD), comm_make_conventional(0, r.world_rank, all));
+    comm_table().put_predefined(handle_slot(WEFT_COMM_SELF), comm_make_conventional(2, 0, {r.world_rank}));
+    std::lock_guard lock(r.context_mutex);
+    r.context_used.reset();
+    r.context_used.set(0);
+    r.context_used.set(1);
+    return WEFT_SUCCESS;
+}
+
+void comm_finalize_all() { comm_table().clear(); }
 
 }  // namespace weft
 
@@ -56,5 +73,40 @@ extern "C" int weft_comm_size(weft_comm handle, int *size) {
     if (c == nullptr) return fail(WEFT_ERR_COMM, "weft_comm_size: invalid communicator handle 0x%x", handle);
     if (size == nullptr) return fail(WEFT_ERR_ARG, "weft_comm_size: size must not be NULL");
     *size = c->size;
+    return WEFT_SUCCESS;
+}
+
+extern "C" int weft_comm_get_stream(weft_comm handle, int idx, weft_stream *stream) {
+    if (int rc = runtime_check("weft_comm_get_stream")) return rc;
+    comm *c = comm_get(handle);
+    if (c == nullptr) return fail(WEFT_ERR_COMM, "weft_comm_get_stream: invalid communicator handle 0x%x", handle);
+    if (stream == nullptr) return fail(WEFT_ERR_ARG, "weft_comm_get_stream: stream must not be NULL");
+    if (idx < 0 || static_cast<size_t>(idx) >= c->local_stream_handles.size())
+        return fail(WEFT_ERR_ARG, "weft_comm_get_stream: index %d is outside 0..%zu", idx,
+                    c->local_stream_handles.size() ? c->local_stream_handles.size() - 1 : 0);
+    *stream = c->local_stream_handles[static_cast<size_t>(idx)];
+    return WEFT_SUCCESS;
+}
+
+extern "C" int weft_comm_free(weft_comm *handle) {
+    if (int rc = runtime_check("weft_comm_free")) return rc;
+    if (handle == nullptr) return fail(WEFT_ERR_ARG, "weft_comm_free: comm must not be NULL");
+    comm *c = comm_get(*handle);
+    if (c == nullptr) return fail(WEFT_ERR_COMM, "weft_comm_free: invalid communicator handle 0x%x", *handle);
+    if (*handle == WEFT_COMM_WORLD || *handle == WEFT_COMM_SELF)
+        return fail(WEFT_ERR_COMM, "weft_comm_free: WEFT_COMM_WORLD and WEFT_COMM_SELF cannot be freed");
+    int pending = std::accumulate(c->pending.begin(), c->pending.end(), 0);
+    if (pending != 0)
+        return fail(WEFT_ERR_BUSY, "weft_comm_free: %d operation(s) on the communicator are still pending; complete them first",
+                    pending);
+    for (stream *s : c->local_streams)
+        if (s != nullptr) s->comm_refs.fetch_sub(1);
+    {
+        runtime &r = rt();
+        std::lock_guard lock(r.context_mutex);
+        r.context_used.reset(c->context_id / 2u);
+    }
+    comm_table().erase(*handle);
+    *handle = WEFT_COMM_NULL;
     return WEFT_SUCCESS;
 }

@@ -1,62 +1,34 @@
-// Point-to-point: send, recv, isend, irecv, probe, iprobe.
+// Point-to-point: send, recv, isend, irecv, probe, iprobe, and the multiplex stream variants.
+#include "p2p.hpp"
+
 #include <cstdlib>
 
-#include "comm.hpp"
 #include "error.hpp"
 #include "match.hpp"
 #include "runtime.hpp"
+#include "stream.hpp"
 
 namespace weft {
-namespace {
 
-// The validated arguments of one operation.
-struct p2p_op {
-    comm *c;
-    const datatype *type;
-    size_t bytes;
-};
-
-int check_p2p(const char *fn, const void *buf, size_t count, weft_datatype type, int peer, bool is_recv,
-              int tag, weft_comm handle, p2p_op &op) {
-    if (int rc = runtime_check(fn)) return rc;
-    op.c = comm_get(handle);
-    if (op.c == nullptr) return fail(WEFT_ERR_COMM, "%s: invalid communicator handle 0x%x", fn, handle);
-    op.type = datatype_get(type);
-    if (op.type == nullptr) return fail(WEFT_ERR_TYPE, "%s: invalid datatype handle 0x%x", fn, type);
-    if (!op.type->committed)
-        return fail(WEFT_ERR_TYPE, "%s: datatype 0x%x is not committed (call weft_type_commit)", fn, type);
-    bool peer_ok = peer == WEFT_PROC_NULL || (peer >= 0 && peer < op.c->size) || (is_recv && peer == WEFT_ANY_SOURCE);
-    if (!peer_ok)
-        return fail(WEFT_ERR_RANK, "%s: rank %d is out of range for a communicator of size %d", fn, peer, op.c->size);
-    if (!(tag >= 0 && tag <= WEFT_TAG_UB) && !(is_recv && tag == WEFT_ANY_TAG))
-        return fail(WEFT_ERR_TAG, "%s: tag %d is outside 0..WEFT_TAG_UB (%d)", fn, tag, WEFT_TAG_UB);
-    if (op.type->size != 0 && count > SIZE_MAX / op.type->size)
-        return fail(WEFT_ERR_COUNT, "%s: count %zu of a %zu-byte datatype overflows", fn, count, op.type->size);
-    op.bytes = count * op.type->size;
-    if (buf == nullptr && op.bytes != 0)
-        return fail(WEFT_ERR_BUFFER, "%s: buffer is NULL but count is %zu", fn, count);
-    return WEFT_SUCCESS;
-}
-
-// Posts a send of op.bytes; r must stay alive until it completes.
-int post_send(const p2p_op &op, request &r, const void *buf, size_t count, int dest, int tag) {
+int p2p_post_send(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int tag, const p2p_buffer &b,
+                  request &r) {
     r.op = request::kind::send;
-    r.user_count = count;
-    const void *data = buf;
-    if (!op.type->contiguous && op.bytes != 0) {
-        r.staging = std::malloc(op.bytes);
-        if (r.staging == nullptr) return fail(WEFT_ERR_NO_MEM, "send: cannot allocate %zu bytes to pack a derived datatype", op.bytes);
-        datatype_pack(*op.type, buf, count, r.staging);
+    r.user_count = b.count;
+    const void *data = b.buf;
+    if (!b.type->contiguous && b.bytes != 0) {
+        r.staging = std::malloc(b.bytes);
+        if (r.staging == nullptr)
+            return fail(WEFT_ERR_NO_MEM, "send: cannot allocate %zu bytes to pack a derived datatype", b.bytes);
+        datatype_pack(*b.type, b.buf, b.count, r.staging);
         data = r.staging;
     }
-    vci &v = *op.c->endpoint;
-    int world_dest = op.c->world_ranks[static_cast<size_t>(dest)];
-    uint64_t bits = match_bits(op.c->context_id, 0, static_cast<uint32_t>(op.c->rank), static_cast<uint32_t>(tag));
+    vci &v = *c.local[li];
+    uint64_t bits = match_bits(ctx, static_cast<uint32_t>(li), static_cast<uint32_t>(c.rank), static_cast<uint32_t>(tag));
     v.enter();
     weft_fabric_peer_t *peer = nullptr;
-    int rc = vci_peer(v, world_dest, &peer);
+    int rc = comm_peer(c, li, dest, dst_idx, &peer);
     if (rc == WEFT_SUCCESS) {
-        while ((rc = v.ops->tag_send(v.ep, peer, data, op.bytes, bits, &r)) == WEFT_PLUGIN_ERR_AGAIN)
+        while ((rc = v.ops->tag_send(v.ep, peer, data, b.bytes, bits, &r)) == WEFT_PLUGIN_ERR_AGAIN)
             v.ops->ep_progress(v.ep);
         if (rc != WEFT_PLUGIN_OK)
             rc = fail(plugin_error(rc), "send to rank %d: the fabric refused the message (code %d)", dest, rc);
@@ -69,26 +41,29 @@ int post_send(const p2p_op &op, request &r, const void *buf, size_t count, int d
     return rc;
 }
 
-int post_recv(const p2p_op &op, request &r, void *buf, size_t count, int source, int tag) {
+int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag, const p2p_buffer &b,
+                  request &r) {
     r.op = request::kind::recv;
-    r.user_buf = buf;
-    r.user_count = count;
-    void *data = buf;
-    if (!op.type->contiguous && op.bytes != 0) {
-        r.staging = std::malloc(op.bytes);
-        if (r.staging == nullptr) return fail(WEFT_ERR_NO_MEM, "recv: cannot allocate %zu bytes to unpack a derived datatype", op.bytes);
+    r.user_buf = const_cast<void *>(b.buf);
+    r.user_count = b.count;
+    void *data = r.user_buf;
+    if (!b.type->contiguous && b.bytes != 0) {
+        r.staging = std::malloc(b.bytes);
+        if (r.staging == nullptr)
+            return fail(WEFT_ERR_NO_MEM, "recv: cannot allocate %zu bytes to unpack a derived datatype", b.bytes);
         data = r.staging;
     }
-    // request_finish needs the element size (and the layout, for unpacking).
-    r.type = std::shared_ptr<const datatype>(std::shared_ptr<const datatype>{}, op.type);
-    bool any_source = source == WEFT_ANY_SOURCE, any_tag = tag == WEFT_ANY_TAG;
-    uint64_t bits = match_bits(op.c->context_id, 0, any_source ? 0 : static_cast<uint32_t>(source),
-                               any_tag ? 0 : static_cast<uint32_t>(tag));
-    uint64_t ignore = match_ignore(any_source, any_tag, true);
-    vci &v = *op.c->endpoint;
+    // request_finish needs the element size (and the layout, for unpacking); a non-owning
+    // pointer: built-ins are static, and derived types are held by the caller (hold_type).
+    r.type = std::shared_ptr<const datatype>(std::shared_ptr<const datatype>{}, b.type);
+    bool any_source = source == WEFT_ANY_SOURCE, any_tag = tag == WEFT_ANY_TAG, any_index = src_idx == WEFT_ANY_INDEX;
+    uint64_t bits = match_bits(ctx, any_index ? 0 : static_cast<uint32_t>(src_idx),
+                               any_source ? 0 : static_cast<uint32_t>(source), any_tag ? 0 : static_cast<uint32_t>(tag));
+    uint64_t ignore = match_ignore(any_source, any_tag, any_index);
+    vci &v = *c.local[li];
     v.enter();
     int rc;
-    while ((rc = v.ops->tag_recv(v.ep, data, op.bytes, bits, ignore, &r)) == WEFT_PLUGIN_ERR_AGAIN)
+    while ((rc = v.ops->tag_recv(v.ep, data, b.bytes, bits, ignore, &r)) == WEFT_PLUGIN_ERR_AGAIN)
         v.ops->ep_progress(v.ep);
     v.leave();
     if (rc != WEFT_PLUGIN_OK) {
@@ -99,40 +74,125 @@ int post_recv(const p2p_op &op, request &r, void *buf, size_t count, int source,
     return WEFT_SUCCESS;
 }
 
-void wait_local(request &r) {
+void p2p_wait_local(request &r) {
     vci_progress_until(*r.endpoint, [&] { return r.complete.load(std::memory_order_acquire); });
+}
+
+namespace {
+
+// What every point-to-point entry point validates, resolved.
+struct p2p_op {
+    comm *c;
+    size_t li;  // local endpoint index
+    int peer_idx;  // the peer's endpoint index (send: dst_idx; recv: src_idx or ANY_INDEX)
+    stream *s;
+    p2p_buffer b;
+};
+
+// src_idx/dst_idx < 0 (but not WEFT_ANY_INDEX) means "conventional call": index 0 both sides.
+int check_p2p(const char *fn, const void *buf, size_t count, weft_datatype type, int peer, bool is_recv,
+              int tag, weft_comm handle, int local_idx, int peer_idx, p2p_op &op) {
+    if (int rc = runtime_check(fn)) return rc;
+    comm *c = op.c = comm_get(handle);
+    if (c == nullptr) return fail(WEFT_ERR_COMM, "%s: invalid communicator handle 0x%x", fn, handle);
+    const datatype *t = op.b.type = datatype_get(type);
+    if (t == nullptr) return fail(WEFT_ERR_TYPE, "%s: invalid datatype handle 0x%x", fn, type);
+    if (!t->committed)
+        return fail(WEFT_ERR_TYPE, "%s: datatype 0x%x is not committed (call weft_type_commit)", fn, type);
+    bool peer_ok = peer == WEFT_PROC_NULL || (peer >= 0 && peer < c->size) || (is_recv && peer == WEFT_ANY_SOURCE);
+    if (!peer_ok)
+        return fail(WEFT_ERR_RANK, "%s: rank %d is out of range for a communicator of size %d", fn, peer, c->size);
+    if (!(tag >= 0 && tag <= WEFT_TAG_UB) && !(is_recv && tag == WEFT_ANY_TAG))
+        return fail(WEFT_ERR_TAG, "%s: tag %d is outside 0..WEFT_TAG_UB (%d)", fn, tag, WEFT_TAG_UB);
+    if (t->size != 0 && count > SIZE_MAX / t->size)
+        return fail(WEFT_ERR_COUNT, "%s: count %zu of a %zu-byte datatype overflows", fn, count, t->size);
+    op.b.buf = buf;
+    op.b.count = count;
+    op.b.bytes = count * t->size;
+    if (buf == nullptr && op.b.bytes != 0) return fail(WEFT_ERR_BUFFER, "%s: buffer is NULL but count is %zu", fn, count);
+    if (local_idx < 0 || static_cast<size_t>(local_idx) >= c->local.size()) {
+        if (c->local.empty())
+            return fail(WEFT_ERR_STREAM, "%s: this process attached no stream to the multiplex communicator", fn);
+        return fail(WEFT_ERR_STREAM, "%s: local stream index %d is outside 0..%zu", fn, local_idx, c->local.size() - 1);
+    }
+    op.li = static_cast<size_t>(local_idx);
+    op.peer_idx = peer_idx;
+    if (peer >= 0 && !(is_recv && peer_idx == WEFT_ANY_INDEX)) {
+        uint32_t n = c->remote_offset[static_cast<size_t>(peer) + 1] - c->remote_offset[static_cast<size_t>(peer)];
+        if (peer_idx < 0 || static_cast<uint32_t>(peer_idx) >= n)
+            return fail(WEFT_ERR_STREAM, "%s: rank %d attached %u stream(s); stream index %d is out of range", fn, peer, n,
+                        peer_idx);
+    } else if (peer_idx != WEFT_ANY_INDEX && (peer_idx < 0 || peer_idx > 255)) {
+        return fail(WEFT_ERR_STREAM, "%s: stream index %d is out of range", fn, peer_idx);
+    }
+    op.s = c->local_streams[op.li];
+    return WEFT_SUCCESS;
+}
+
+int conflict(const char *fn) {
+    return fail(WEFT_ERR_STREAM, "%s: another thread is using the same stream; a stream is a serial context", fn);
 }
 
 // A derived datatype can be freed while an operation on it is pending: hold a reference.
 void hold_type(request &r, weft_datatype type, const p2p_op &op) {
-    if (!op.type->builtin) r.type = datatype_get_shared(type);
+    if (!op.b.type->builtin) r.type = datatype_get_shared(type);
 }
 
-int start(bool is_send, const void *buf, size_t count, weft_datatype type, int peer, int tag, weft_comm handle,
-          weft_request *req, const char *fn) {
-    p2p_op op;
-    if (int rc = check_p2p(fn, buf, count, type, peer, !is_send, tag, handle, op)) return rc;
+int do_send(const p2p_op &op, int dest, int tag) {
+    stream_use use(op.s);
+    if (use.conflict()) return conflict("send");
+    request r;
+    r.endpoint = op.c->local[op.li];
+    if (int rc = p2p_post_send(*op.c, op.li, dest, op.peer_idx, op.c->context_id, tag, op.b, r)) return rc;
+    p2p_wait_local(r);
+    return request_finish(r, WEFT_STATUS_IGNORE);
+}
+
+int do_recv(const p2p_op &op, int source, int tag, weft_status *status) {
+    stream_use use(op.s);
+    if (use.conflict()) return conflict("recv");
+    request r;
+    r.endpoint = op.c->local[op.li];
+    if (int rc = p2p_post_recv(*op.c, op.li, source, op.peer_idx, op.c->context_id, tag, op.b, r)) return rc;
+    p2p_wait_local(r);
+    int rc = request_finish(r, status);
+    if (rc == WEFT_ERR_TRUNCATE)
+        fail(rc, "recv: a message of %zu bytes does not fit the %zu-byte buffer", r.msg_bytes, op.b.bytes);
+    return rc;
+}
+
+int do_start(bool is_send, const p2p_op &op, weft_datatype type, int peer, int tag, weft_request *req,
+             const char *fn) {
     if (req == nullptr) return fail(WEFT_ERR_ARG, "%s: request must not be NULL", fn);
-    vci &v = *op.c->endpoint;
+    stream_use use(op.s);
+    if (use.conflict()) return conflict(fn);
+    comm &c = *op.c;
+    vci &v = *c.local[op.li];
     v.enter();
     request *r = v.requests.alloc(req);
+    if (r != nullptr) {
+        r->endpoint = &v;
+        r->comm_pending = &c.pending[op.li];
+        ++*r->comm_pending;
+        r->stream_pending = op.s ? &op.s->pending : nullptr;
+        if (r->stream_pending) ++*r->stream_pending;
+    }
     v.leave();
     if (r == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: more than 1M requests pending on one endpoint", fn);
-    r->endpoint = &v;
     int rc;
     if (peer == WEFT_PROC_NULL) {
         r->op = request::kind::done;
         r->complete.store(true, std::memory_order_relaxed);
         rc = WEFT_SUCCESS;
     } else if (is_send) {
-        rc = post_send(op, *r, buf, count, peer, tag);
+        rc = p2p_post_send(c, op.li, peer, op.peer_idx, c.context_id, tag, op.b, *r);
     } else {
-        rc = post_recv(op, *r, const_cast<void *>(buf), count, peer, tag);
+        rc = p2p_post_recv(c, op.li, peer, op.peer_idx, c.context_id, tag, op.b, *r);
     }
     if (rc == WEFT_SUCCESS && r->op != request::kind::done) hold_type(*r, type, op);
     if (rc != WEFT_SUCCESS) {
         v.enter();
-        v.requests.release(r);
+        request_release(*r);
         v.leave();
         *req = WEFT_REQUEST_NULL;
     }
@@ -156,56 +216,87 @@ using namespace weft;
 
 extern "C" int weft_send(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle) {
     p2p_op op;
-    if (int rc = check_p2p("weft_send", buf, count, type, dest, false, tag, handle, op)) return rc;
-    if (dest == WEFT_PROC_NULL) return WEFT_SUCCESS;
-    request r;
-    r.endpoint = op.c->endpoint;
-    if (int rc = post_send(op, r, buf, count, dest, tag)) return rc;
-    wait_local(r);
-    return request_finish(r, WEFT_STATUS_IGNORE);
+    if (int rc = check_p2p("weft_send", buf, count, type, dest, false, tag, handle, 0, 0, op)) return rc;
+    return dest == WEFT_PROC_NULL ? WEFT_SUCCESS : do_send(op, dest, tag);
 }
 
 extern "C" int weft_recv(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm handle,
                          weft_status *status) {
     p2p_op op;
-    if (int rc = check_p2p("weft_recv", buf, count, type, source, true, tag, handle, op)) return rc;
+    if (int rc = check_p2p("weft_recv", buf, count, type, source, true, tag, handle, 0, 0, op)) return rc;
     if (source == WEFT_PROC_NULL) {
         proc_null_status(status);
         return WEFT_SUCCESS;
     }
-    request r;
-    r.endpoint = op.c->endpoint;
-    if (int rc = post_recv(op, r, buf, count, source, tag)) return rc;
-    wait_local(r);
-    int rc = request_finish(r, status);
-    if (rc == WEFT_ERR_TRUNCATE)
-        fail(rc, "weft_recv: a message of %zu bytes does not fit the %zu-byte buffer", r.msg_bytes, op.bytes);
-    return rc;
+    return do_recv(op, source, tag, status);
 }
 
 extern "C" int weft_isend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
                           weft_request *request) {
-    return start(true, buf, count, type, dest, tag, handle, request, "weft_isend");
+    p2p_op op;
+    if (int rc = check_p2p("weft_isend", buf, count, type, dest, false, tag, handle, 0, 0, op)) return rc;
+    return do_start(true, op, type, dest, tag, request, "weft_isend");
 }
 
 extern "C" int weft_irecv(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm handle,
                           weft_request *request) {
-    return start(false, buf, count, type, source, tag, handle, request, "weft_irecv");
+    p2p_op op;
+    if (int rc = check_p2p("weft_irecv", buf, count, type, source, true, tag, handle, 0, 0, op)) return rc;
+    return do_start(false, op, type, source, tag, request, "weft_irecv");
+}
+
+extern "C" int weft_stream_send(const void *buf, size_t count, weft_datatype type, int dest, int tag,
+                                weft_comm handle, int src_idx, int dst_idx) {
+    p2p_op op;
+    if (int rc = check_p2p("weft_stream_send", buf, count, type, dest, false, tag, handle, src_idx, dst_idx, op))
+        return rc;
+    return dest == WEFT_PROC_NULL ? WEFT_SUCCESS : do_send(op, dest, tag);
+}
+
+extern "C" int weft_stream_isend(const void *buf, size_t count, weft_datatype type, int dest, int tag,
+                                 weft_comm handle, int src_idx, int dst_idx, weft_request *request) {
+    p2p_op op;
+    if (int rc = check_p2p("weft_stream_isend", buf, count, type, dest, false, tag, handle, src_idx, dst_idx, op))
+        return rc;
+    return do_start(true, op, type, dest, tag, request, "weft_stream_isend");
+}
+
+extern "C" int weft_stream_recv(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm handle,
+                                int src_idx, int dst_idx, weft_status *status) {
+    p2p_op op;
+    if (int rc = check_p2p("weft_stream_recv", buf, count, type, source, true, tag, handle, dst_idx, src_idx, op))
+        return rc;
+    if (source == WEFT_PROC_NULL) {
+        proc_null_status(status);
+        return WEFT_SUCCESS;
+    }
+    return do_recv(op, source, tag, status);
+}
+
+extern "C" int weft_stream_irecv(void *buf, size_t count, weft_datatype type, int source, int tag,
+                                 weft_comm handle, int src_idx, int dst_idx, weft_request *request) {
+    p2p_op op;
+    if (int rc = check_p2p("weft_stream_irecv", buf, count, type, source, true, tag, handle, dst_idx, src_idx, op))
+        return rc;
+    return do_start(false, op, type, source, tag, request, "weft_stream_irecv");
 }
 
 extern "C" int weft_iprobe(int source, int tag, weft_comm handle, int *flag, weft_status *status) {
     p2p_op op;
-    if (int rc = check_p2p("weft_iprobe", nullptr, 0, WEFT_BYTE, source, true, tag, handle, op)) return rc;
+    if (int rc = check_p2p("weft_iprobe", nullptr, 0, WEFT_BYTE, source, true, tag, handle, 0, WEFT_ANY_INDEX, op))
+        return rc;
     if (flag == nullptr) return fail(WEFT_ERR_ARG, "weft_iprobe: flag must not be NULL");
     if (source == WEFT_PROC_NULL) {
         *flag = 1;
         proc_null_status(status);
         return WEFT_SUCCESS;
     }
+    stream_use use(op.s);
+    if (use.conflict()) return conflict("weft_iprobe");
     bool any_source = source == WEFT_ANY_SOURCE, any_tag = tag == WEFT_ANY_TAG;
     uint64_t bits = match_bits(op.c->context_id, 0, any_source ? 0 : static_cast<uint32_t>(source),
                                any_tag ? 0 : static_cast<uint32_t>(tag));
-    vci &v = *op.c->endpoint;
+    vci &v = *op.c->local[0];
     int found = 0;
     uint64_t msg_tag = 0;
     size_t msg_len = 0;

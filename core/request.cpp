@@ -58,9 +58,11 @@ request *request_pool::alloc(weft_request *handle) {
         slot = free_.back();
         free_.pop_back();
     } else {
-        if (size_ >= (1u << 20)) return nullptr;  // the slot field's width
-        if (size_ / chunk >= chunks_.size()) chunks_.push_back(std::make_unique<request[]>(chunk));
-        slot = size_++;
+        slot = size_.load(std::memory_order_relaxed);
+        if (slot >= max_slots) return nullptr;
+        auto &c = chunks_[slot / chunk];
+        if (!c) c = std::make_unique<request[]>(chunk);
+        size_.store(slot + 1, std::memory_order_release);
     }
     request *r = &chunks_[slot / chunk][slot % chunk];
     r->complete.store(false, std::memory_order_relaxed);
@@ -78,11 +80,18 @@ void request_pool::release(request *r) {
     free_.push_back(r->slot);
 }
 
+void request_release(request &r) {
+    if (r.comm_pending != nullptr) --*r.comm_pending;
+    if (r.stream_pending != nullptr) --*r.stream_pending;
+    r.comm_pending = r.stream_pending = nullptr;
+    r.endpoint->requests.release(&r);
+}
+
 request *request_lookup(weft_request handle) {
     if (handle_kind_bits(handle) != static_cast<uint32_t>(handle_kind::request)) return nullptr;
     auto &vcis = rt().vcis;
     uint32_t index = handle_generation(handle);
-    if (index >= vcis.size()) return nullptr;
+    if (index >= vcis.size() || !vcis[index]) return nullptr;
     return vcis[index]->requests.lookup(handle_slot(handle));
 }
 

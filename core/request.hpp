@@ -2,6 +2,7 @@
 // The fabric's completion callback only records the result; everything else (unpacking,
 // status, freeing staging buffers) happens in request_finish on the thread that waits.
 #pragma once
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -31,6 +32,10 @@ struct request {
     std::shared_ptr<const datatype> type;  // held only for derived types
     vci *endpoint = nullptr;
     uint32_t slot = 0;
+    // Counters of the communicator (per local index) and stream the request was posted on,
+    // decremented when wait/test retires it (weft_comm_free/weft_stream_free check them).
+    int *comm_pending = nullptr;
+    int *stream_pending = nullptr;
 };
 
 // Called by fabrics (weft_fabric_ep_attr_t::complete).
@@ -46,19 +51,26 @@ class request_pool {
     ~request_pool();
     request *alloc(weft_request *handle);
     void release(request *r);
+    // May run on any thread (wait/test validate handles before taking the endpoint): chunks
+    // never move and size_ only grows.
     request *lookup(uint32_t slot) const {
-        if (slot == 0 || slot >= size_) return nullptr;
+        if (slot == 0 || slot >= size_.load(std::memory_order_acquire)) return nullptr;
         request *r = &chunks_[slot / chunk][slot % chunk];
         return r->in_use ? r : nullptr;
     }
 
   private:
     static constexpr uint32_t chunk = 256;
+    static constexpr uint32_t max_slots = 1u << 20;  // the slot field of a handle
     uint32_t vci_index_;
-    uint32_t size_ = 1;  // slot 0 is never handed out: handle value 0 is WEFT_REQUEST_NULL
-    std::vector<std::unique_ptr<request[]>> chunks_;
+    std::atomic<uint32_t> size_{1};  // slot 0 is never handed out: 0 is WEFT_REQUEST_NULL
+    std::array<std::unique_ptr<request[]>, max_slots / chunk> chunks_;
     std::vector<uint32_t> free_;
 };
+
+// Returns r to its endpoint's pool and decrements its pending counters (caller holds the
+// endpoint).
+void request_release(request &r);
 
 // Resolves a request handle to its request (nullptr when invalid or freed).
 request *request_lookup(weft_request handle);

@@ -4,10 +4,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
 #include "comm.hpp"
+#include "stream.hpp"
 #include "error.hpp"
 #include "info.hpp"
 
@@ -75,13 +77,62 @@ int copy_hints(weft_info info, std::map<std::string, std::string> &out) {
 
 // Undoes a partial init so that the process can report the error and exit cleanly.
 void teardown(runtime &r) {
-    for (auto &v : r.vcis) vci_close(*v);
+    for (auto &v : r.vcis)
+        if (v) vci_close(*v);
     r.vcis.clear();
     comm_finalize_all();
     if (r.fabric.fabric != nullptr) r.fabric.plugin.fabric_ops.finalize(r.fabric.fabric);
     r.fabric = fabric_open{};
     if (r.boot) r.boot->finalize();
     r.boot.reset();
+}
+
+// Reads a count from the environment; a malformed or out-of-range value is an error naming
+// the variable, not a silent default.
+int env_count(const char *name, uint32_t fallback, uint32_t lo, uint32_t hi, uint32_t &out) {
+    const char *v = std::getenv(name);
+    if (v == nullptr || *v == '\0') {
+        out = fallback;
+        return WEFT_SUCCESS;
+    }
+    char *end = nullptr;
+    errno = 0;
+    unsigned long n = std::strtoul(v, &end, 10);
+    if (errno != 0 || *end != '\0' || v[0] == '-' || n < lo || n > hi)
+        return fail(WEFT_ERR_ARG, "%s='%s' is not a number in %u..%u", name, v, lo, hi);
+    out = static_cast<uint32_t>(n);
+    return WEFT_SUCCESS;
+}
+
+int read_endpoint_config(runtime &r) {
+    if (int rc = env_count("WEFT_NUM_VCIS", 1, 1, 64, r.num_implicit)) return rc;
+    if (int rc = env_count("WEFT_RESERVED_VCIS", 8, 0, 191, r.num_reserved)) return rc;
+    const char *cs = std::getenv("WEFT_THREAD_CS");
+    if (cs != nullptr && *cs != '\0' && std::strcmp(cs, "global") != 0 && std::strcmp(cs, "vci") != 0)
+        return fail(WEFT_ERR_ARG, "WEFT_THREAD_CS='%s' is not one of global|vci", cs);
+    return WEFT_SUCCESS;
+}
+
+// Opens the implicit endpoints and publishes their addresses (the caller fences).  Explicit
+// ones open when a stream first takes them.
+int open_implicit_endpoints(runtime &r) {
+    bool multiple = r.thread_level == WEFT_THREAD_MULTIPLE;
+    const char *cs = std::getenv("WEFT_THREAD_CS");
+    bool per_vci = cs != nullptr && std::strcmp(cs, "vci") == 0;
+    r.vcis.clear();
+    r.vcis.resize(r.num_implicit + r.num_reserved);
+    r.explicit_taken.assign(r.num_reserved, false);
+    r.shared_next = 0;
+    for (uint32_t i = 0; i < r.num_implicit; ++i) {
+        r.vcis[i] = std::make_unique<vci>(i);
+        vci &v = *r.vcis[i];
+        if (!per_vci) v.cs = &r.global_cs;
+        if (int rc = vci_open(v, &r.fabric.plugin.fabric_ops, r.fabric.fabric, multiple)) return rc;
+        std::string address;
+        if (int rc = vci_address(v, address)) return rc;
+        if (int rc = r.boot->put(vci_address_key(i), address)) return rc;
+    }
+    return WEFT_SUCCESS;
 }
 
 int init(int required, weft_info info, int *provided) {
@@ -98,7 +149,12 @@ int init(int required, weft_info info, int *provided) {
     if (int rc = copy_hints(info, r.hints)) return rc;
     r.thread_level = required;
 
-    int rc = bootstrap_open(r.boot);
+    int rc = read_endpoint_config(r);
+    if (rc != WEFT_SUCCESS) {
+        log(WEFT_LOG_ERROR, "weft_init: %s", current_error_detail().c_str());
+        return rc;
+    }
+    rc = bootstrap_open(r.boot);
     if (rc != WEFT_SUCCESS) {
         log(WEFT_LOG_ERROR, "weft_init: %s", current_error_detail().c_str());
         return rc;
@@ -123,11 +179,7 @@ int init(int required, weft_info info, int *provided) {
     } else {
         rc = loader_open_fabric(pref, source, plugin_host(), r.fabric);
     }
-    if (rc == WEFT_SUCCESS) {
-        r.vcis.push_back(std::make_unique<vci>(0));
-        bool locking = required == WEFT_THREAD_MULTIPLE;
-        rc = vci_open(*r.vcis[0], &r.fabric.plugin.fabric_ops, r.fabric.fabric, locking);
-    }
+    if (rc == WEFT_SUCCESS) rc = open_implicit_endpoints(r);
     if (rc == WEFT_SUCCESS) rc = r.boot->fence();
     if (rc != WEFT_SUCCESS) {
         std::string detail = current_error_detail();
@@ -136,7 +188,7 @@ int init(int required, weft_info info, int *provided) {
         fail(rc, "%s", detail.c_str());
         return rc;
     }
-    comm_init_predefined(r.world_rank, r.world_size, r.vcis[0].get());
+    comm_init_predefined();
     if (provided != nullptr) *provided = required;
     r.state.store(runtime_state::initialized, std::memory_order_release);
     return WEFT_SUCCESS;
@@ -161,25 +213,21 @@ extern "C" int weft_init_info(int *, char ***, int required, weft_info info, int
 extern "C" int weft_finalize(void) {
     if (int rc = runtime_check("weft_finalize")) return rc;
     runtime &r = rt();
-    // Everyone stops sending before anyone disconnects, and everyone has flushed its
-    // connections before endpoints are destroyed.
+    stream_finalize_all();
+    // Once every process is here, MPI's rules guarantee nothing is still in flight that anyone
+    // waits for, so connections close without a flush.  Flushing needs the peer to progress
+    // the endpoint at its end while it is busy closing its own (maybe other) endpoints.
     int rc = r.boot->fence();
     for (auto &v : r.vcis)
-        for (auto &p : v->peers)
-            if (p != nullptr) {
-                v->ops->ep_disconnect(v->ep, p);
-                p = nullptr;
-            }
-    int rc2 = r.boot->fence();
-    for (auto &v : r.vcis) vci_close(*v);
+        if (v) vci_close(*v);
     r.vcis.clear();
     comm_finalize_all();
     r.fabric.plugin.fabric_ops.finalize(r.fabric.fabric);
     r.fabric.fabric = nullptr;
-    int rc3 = r.boot->finalize();
+    int rc2 = r.boot->finalize();
     r.boot.reset();
     r.state.store(runtime_state::finalized, std::memory_order_release);
-    return rc != WEFT_SUCCESS ? rc : rc2 != WEFT_SUCCESS ? rc2 : rc3;
+    return rc != WEFT_SUCCESS ? rc : rc2;
 }
 
 extern "C" int weft_initialized(int *flag) {

@@ -1,6 +1,5 @@
 #include "vci.hpp"
 
-#include <string>
 #include <vector>
 
 #include "error.hpp"
@@ -16,50 +15,62 @@ int vci_open(vci &v, const weft_fabric_ops_v1_t *ops, weft_fabric_t *fabric, boo
     v.locking = locking;
     weft_fabric_ep_attr_t attr{};
     attr.struct_size = sizeof attr;
-    // The core serializes every use of an endpoint (the caller's thread level, or v.cs), so
-    // the fabric never needs locks of its own.
+    // The core serializes every use of an endpoint (the caller's thread level, a stream's
+    // serial context, or v.cs), so the fabric never needs locks of its own.
     attr.serial = 1;
     attr.complete = request_on_complete;
     int rc = ops->ep_open(fabric, &attr, &v.ep);
     if (rc != WEFT_PLUGIN_OK)
         return fail(plugin_error(rc), "fabric %s: opening endpoint %u failed (code %d)",
                     r.fabric.plugin.name.c_str(), v.index, rc);
+    return WEFT_SUCCESS;
+}
+
+int vci_address(vci &v, std::string &address) {
+    runtime &r = rt();
     size_t cap = r.fabric.caps.max_address_size ? r.fabric.caps.max_address_size : 4096;
-    std::vector<char> address(cap);
+    address.resize(cap);
     size_t len = cap;
-    rc = ops->ep_address(v.ep, address.data(), &len);
+    int rc = v.ops->ep_address(v.ep, address.data(), &len);
     if (rc != WEFT_PLUGIN_OK)
         return fail(plugin_error(rc), "fabric %s: reading the address of endpoint %u failed (code %d)",
                     r.fabric.plugin.name.c_str(), v.index, rc);
-    v.peers.assign(static_cast<size_t>(r.world_size), nullptr);
-    return r.boot->put(vci_address_key(v.index), std::string_view(address.data(), len));
+    address.resize(len);
+    return WEFT_SUCCESS;
 }
 
-int vci_peer(vci &v, int world_rank, weft_fabric_peer_t **peer) {
-    weft_fabric_peer_t *p = v.peers[static_cast<size_t>(world_rank)];
-    if (p != nullptr) {
-        *peer = p;
+int vci_peer(vci &v, const remote_ep &remote, weft_fabric_peer_t **peer) {
+    uint64_t key = (uint64_t(uint32_t(remote.world_rank)) << 32) | remote.vci_index;
+    if (auto it = v.peers.find(key); it != v.peers.end()) {
+        *peer = it->second;
         return WEFT_SUCCESS;
     }
     runtime &r = rt();
-    std::string address;
-    int rc = r.boot->get(world_rank, vci_address_key(v.index), address);
-    if (rc != WEFT_SUCCESS) return rc;
-    rc = v.ops->ep_connect(v.ep, address.data(), address.size(), &p);
+    std::string fetched;
+    const std::string *address = &remote.address;
+    if (address->empty()) {
+        if (int rc = r.boot->get(remote.world_rank, vci_address_key(remote.vci_index), fetched)) return rc;
+        address = &fetched;
+    }
+    weft_fabric_peer_t *p = nullptr;
+    int rc = v.ops->ep_connect(v.ep, address->data(), address->size(), &p);
     if (rc != WEFT_PLUGIN_OK)
-        return fail(plugin_error(rc), "fabric %s: connecting endpoint %u to rank %d failed (code %d)",
-                    r.fabric.plugin.name.c_str(), v.index, world_rank, rc);
-    v.peers[static_cast<size_t>(world_rank)] = p;
+        return fail(plugin_error(rc), "fabric %s: connecting endpoint %u to endpoint %u of rank %d failed (code %d)",
+                    r.fabric.plugin.name.c_str(), v.index, remote.vci_index, remote.world_rank, rc);
+    v.peers.emplace(key, p);
     *peer = p;
     return WEFT_SUCCESS;
 }
 
+void vci_disconnect_all(vci &v) {
+    if (v.ep == nullptr) return;
+    for (auto &[key, p] : v.peers) v.ops->ep_disconnect(v.ep, p);
+    v.peers.clear();
+}
+
 void vci_close(vci &v) {
     if (v.ep == nullptr) return;
-    for (auto &p : v.peers) {
-        if (p != nullptr) v.ops->ep_disconnect(v.ep, p);
-        p = nullptr;
-    }
+    v.peers.clear();
     v.ops->ep_close(v.ep);
     v.ep = nullptr;
 }

@@ -1,32 +1,48 @@
-// A VCI: one fabric endpoint with its peers, request pool and critical section.
+// A VCI: one fabric endpoint with its connections, request pool and critical section.
+// Implicit VCIs (WEFT_NUM_VCIS) serve conventional communicators; explicit ones
+// (WEFT_RESERVED_VCIS) are each owned by one stream.
 #pragma once
 #include <sched.h>
 
 #include <mutex>
-#include <vector>
+#include <string>
+#include <unordered_map>
 
 #include "request.hpp"
 #include "weft/plugin.h"
 
 namespace weft {
 
+// A remote endpoint: process and its VCI number there.  address is empty for implicit VCIs
+// (published through the bootstrap at init) and holds the bytes for explicit ones
+// (exchanged when a stream communicator is created).
+struct remote_ep {
+    int world_rank = 0;
+    uint32_t vci_index = 0;
+    std::string address;
+};
+
 struct vci {
     uint32_t index = 0;
     weft_fabric_ep_t *ep = nullptr;
     const weft_fabric_ops_v1_t *ops = nullptr;
-    std::vector<weft_fabric_peer_t *> peers;  // by world rank; connected on first send
+    // (world rank, remote VCI) -> connection; shared by every communicator on this endpoint.
+    std::unordered_map<uint64_t, weft_fabric_peer_t *> peers;
     request_pool requests;
-    // Taken around fabric calls only when the thread level is WEFT_THREAD_MULTIPLE.
-    std::mutex cs;
+    // Taken around fabric calls only when `locking`: conventional traffic under
+    // WEFT_THREAD_MULTIPLE (cs is the global or this VCI's own mutex, per WEFT_THREAD_CS),
+    // a shared stream endpoint, or a stream with a progress thread.
+    std::mutex own_cs;
+    std::mutex *cs = &own_cs;
     bool locking = false;
 
     explicit vci(uint32_t i) : index(i), requests(i) {}
 
     void enter() {
-        if (locking) cs.lock();
+        if (locking) cs->lock();
     }
     void leave() {
-        if (locking) cs.unlock();
+        if (locking) cs->unlock();
     }
     int progress() {
         enter();
@@ -52,15 +68,18 @@ void vci_progress_until(vci &v, Done &&done) {
     }
 }
 
-// Address key of endpoint `index` in the bootstrap key-value space.
+// Address key of implicit endpoint `index` in the bootstrap key-value space.
 std::string vci_address_key(uint32_t index);
 
-// Opens the endpoint and publishes its address (the caller fences).  locking: take v.cs around
-// fabric calls (several threads may use the endpoint).
+// Opens the endpoint (locking: see vci::locking).
 int vci_open(vci &v, const weft_fabric_ops_v1_t *ops, weft_fabric_t *fabric, bool locking);
-// Returns the connected peer for a world rank, connecting on first use (caller holds cs).
-int vci_peer(vci &v, int world_rank, weft_fabric_peer_t **peer);
-// Disconnects every peer and closes the endpoint.
+// The endpoint's own address.
+int vci_address(vci &v, std::string &address);
+// The connection to a remote endpoint, made on first use (caller holds the endpoint).
+int vci_peer(vci &v, const remote_ep &remote, weft_fabric_peer_t **peer);
+// Disconnects every peer, flushing what was sent.
+void vci_disconnect_all(vci &v);
+// Closes the endpoint; connections still open are closed without a flush.
 void vci_close(vci &v);
 
 }  // namespace weft

@@ -20,7 +20,7 @@ int retire(request *r, weft_request *handle, weft_status *status) {
     int rc = request_finish(*r, status);
     vci &v = *r->endpoint;
     v.enter();
-    v.requests.release(r);
+    request_release(*r);
     v.leave();
     *handle = WEFT_REQUEST_NULL;
     return rc;

@@ -211,6 +211,49 @@ WEFT_API int weft_get_runtime_info(weft_info *info);
 /* ---- Communicators ---- */
 WEFT_API int weft_comm_rank(weft_comm comm, int *rank);
 WEFT_API int weft_comm_size(weft_comm comm, int *size);
+/* Collective over comm.  A dup of a stream communicator keeps its streams. */
+WEFT_API int weft_comm_dup(weft_comm comm, weft_comm *newcomm);
+/* color < 0 (e.g. WEFT_UNDEFINED converted to int) gives WEFT_COMM_NULL. */
+WEFT_API int weft_comm_split(weft_comm comm, int color, int key, weft_comm *newcomm);
+/* Refused with WEFT_ERR_BUSY while operations on comm are pending. */
+WEFT_API int weft_comm_free(weft_comm *comm);
+
+/* ---- Streams (MPIX Stream) ----
+ * A stream is a serial execution context: operations on one stream never run concurrently,
+ * so its path takes no lock.  A CPU stream gets its own network endpoint from the explicit
+ * pool (WEFT_RESERVED_VCIS, default 8); info "weft_shared_endpoint"="true" shares an implicit
+ * endpoint instead (then guarded by a lock under WEFT_THREAD_MULTIPLE).  Info "type"/"value"
+ * attach a GPU queue (value hex-encoded with weft_info_set_hex). */
+WEFT_API int weft_stream_create(weft_info info, weft_stream *stream);
+/* WEFT_ERR_BUSY (stream unchanged) while a communicator or a pending operation uses it. */
+WEFT_API int weft_stream_free(weft_stream *stream);
+/* Collective over comm; each process attaches one local stream or WEFT_STREAM_NULL.  The
+ * parent's own streams, if any, are discarded. */
+WEFT_API int weft_stream_comm_create(weft_comm comm, weft_stream stream, weft_comm *newcomm);
+/* Collective; each process attaches count >= 0 local streams, addressed by index. */
+WEFT_API int weft_stream_comm_create_multiplex(weft_comm comm, size_t count,
+                                               const weft_stream streams[], weft_comm *newcomm);
+/* The local stream at index idx (0 for a stream communicator); WEFT_STREAM_NULL if none. */
+WEFT_API int weft_comm_get_stream(weft_comm comm, int idx, weft_stream *stream);
+/* Multiplex point-to-point: from the local stream src_idx to the peer's stream dst_idx.
+ * Receives may pass WEFT_ANY_INDEX as src_idx; status.stream_index reports it. */
+WEFT_API int weft_stream_send(const void *buf, size_t count, weft_datatype datatype, int dest,
+                              int tag, weft_comm comm, int src_idx, int dst_idx);
+WEFT_API int weft_stream_isend(const void *buf, size_t count, weft_datatype datatype, int dest,
+                               int tag, weft_comm comm, int src_idx, int dst_idx,
+                               weft_request *request);
+WEFT_API int weft_stream_recv(void *buf, size_t count, weft_datatype datatype, int source,
+                              int tag, weft_comm comm, int src_idx, int dst_idx,
+                              weft_status *status);
+WEFT_API int weft_stream_irecv(void *buf, size_t count, weft_datatype datatype, int source,
+                               int tag, weft_comm comm, int src_idx, int dst_idx,
+                               weft_request *request);
+/* Progress the stream's endpoint once (from the stream's own context). */
+WEFT_API int weft_stream_progress(weft_stream stream);
+/* A thread that progresses the stream until stopped; it sleeps on the fabric's wake-up when
+ * idle.  While it runs, the stream's endpoint is guarded by a lock. */
+WEFT_API int weft_start_progress_thread(weft_stream stream);
+WEFT_API int weft_stop_progress_thread(weft_stream stream);
 
 /* ---- Datatypes ---- */
 WEFT_API int weft_type_contiguous(size_t count, weft_datatype oldtype, weft_datatype *newtype);

@@ -1,0 +1,57 @@
+// Streams: serial execution contexts, each normally owning one explicit endpoint.
+#pragma once
+#include <atomic>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "vci.hpp"
+#include "weft/weft.h"
+
+namespace weft {
+
+struct stream {
+    vci *endpoint = nullptr;
+    bool exclusive = true;       // owns an explicit endpoint (else shares an implicit one)
+    std::atomic<int> comm_refs{0};  // communicators attached to it
+    int pending = 0;             // requests posted on it and not yet completed by wait/test
+    std::map<std::string, std::string> hints;  // "type"/"value" (GPU queue), kept for the queue plugins
+    // Progress thread (weft_start_progress_thread).
+    std::thread progress_thread;
+    std::atomic<bool> progress_stop{false};
+    int wake_fd = -1;            // eventfd that interrupts the thread's sleep
+#ifdef WEFT_STREAM_CHECKS
+    std::atomic<int> users{0};   // detects two threads inside one stream at once
+#endif
+};
+
+stream *stream_get(weft_stream handle);
+void stream_finalize_all();
+
+// Debug builds (WEFT_STREAM_CHECKS) verify that no two threads use one stream at once; the
+// check is compiled out otherwise, keeping the stream path free of atomic read-modify-writes.
+class stream_use {
+  public:
+#ifdef WEFT_STREAM_CHECKS
+    explicit stream_use(stream *s) : s_(s) {
+        if (s_ != nullptr && s_->exclusive && !s_->endpoint->locking && s_->users.fetch_add(1) != 0) {
+            s_->users.fetch_sub(1);
+            s_ = nullptr;
+            conflict_ = true;
+        }
+    }
+    ~stream_use() {
+        if (s_ != nullptr && s_->exclusive && !s_->endpoint->locking) s_->users.fetch_sub(1);
+    }
+    bool conflict() const { return conflict_; }
+
+  private:
+    stream *s_;
+    bool conflict_ = false;
+#else
+    explicit stream_use(stream *) {}
+    static constexpr bool conflict() { return false; }
+#endif
+};
+
+}  // namespace weft
