@@ -11,6 +11,6 @@ echo "== ctest"
 (cd "$root/build" && ctest --output-on-failure --timeout 300 -j2)
 
 echo "== build (address,undefined sanitizers)"
-bash "$root/scripts/build.sh" "$root/build-asan" -DWEFT_SANITIZE=address,undefined -DWEFT_BUILD_BENCH=OFF >/dev/null
+bash "$root/scripts/build.sh" "$root/build-asan" -DWEFT_SANITIZE=address,undefined -DWEFT_STREAM_CHECKS=ON -DWEFT_BUILD_BENCH=OFF >/dev/null
 echo "== ctest under ASan+UBSan"
 (cd "$root/build-asan" && ctest --output-on-failure --timeout 300 -j2)

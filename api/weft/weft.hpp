@@ -384,9 +384,106 @@ class Comm {
         return s;
     }
 
-  private:
+    // Multiplex point-to-point between local stream src_idx and the peer's stream dst_idx.
+    template <builtin_type T, size_t N>
+    void stream_send(std::span<T, N> buf, int dest, int tag, int src_idx, int dst_idx) const {
+        check(weft_stream_send(buf.data(), buf.size(), datatype_of_v<T>, dest, tag, c_, src_idx, dst_idx));
+    }
+    template <builtin_type T, size_t N>
+        requires(!std::is_const_v<T>)
+    Status stream_recv(std::span<T, N> buf, int source, int tag, int src_idx, int dst_idx) const {
+        Status s;
+        check(weft_stream_recv(buf.data(), buf.size(), datatype_of_v<T>, source, tag, c_, src_idx, dst_idx,
+                               s.c_status()));
+        return s;
+    }
+
+    weft_stream stream(int idx = 0) const {
+        weft_stream s = WEFT_STREAM_NULL;
+        check(weft_comm_get_stream(c_, idx, &s));
+        return s;
+    }
+
+  protected:
     weft_comm c_ = WEFT_COMM_WORLD;
 };
+
+// A communicator this program created (dup, split, stream communicators): freed on destruction.
+class UniqueComm : public Comm {
+  public:
+    UniqueComm() noexcept : Comm(WEFT_COMM_NULL) {}
+    explicit UniqueComm(weft_comm adopt) noexcept : Comm(adopt) {}
+    ~UniqueComm() { reset(); }
+    UniqueComm(const UniqueComm &) = delete;
+    UniqueComm &operator=(const UniqueComm &) = delete;
+    UniqueComm(UniqueComm &&o) noexcept : Comm(std::exchange(o.c_, WEFT_COMM_NULL)) {}
+    UniqueComm &operator=(UniqueComm &&o) noexcept {
+        if (this != &o) {
+            reset();
+            c_ = std::exchange(o.c_, WEFT_COMM_NULL);
+        }
+        return *this;
+    }
+    explicit operator bool() const noexcept { return c_ != WEFT_COMM_NULL; }
+    void reset() noexcept {
+        if (c_ != WEFT_COMM_NULL) weft_comm_free(&c_);
+    }
+};
+
+inline UniqueComm dup(Comm parent) {
+    weft_comm c = WEFT_COMM_NULL;
+    check(weft_comm_dup(parent.handle(), &c));
+    return UniqueComm(c);
+}
+// color < 0 gives an empty UniqueComm, as WEFT_UNDEFINED does in C.
+inline UniqueComm split(Comm parent, int color, int key) {
+    weft_comm c = WEFT_COMM_NULL;
+    check(weft_comm_split(parent.handle(), color, key, &c));
+    return UniqueComm(c);
+}
+
+// ---- Streams ----
+
+// A serial execution context with its own network endpoint (weft_stream_create).
+class Stream {
+  public:
+    Stream() { check(weft_stream_create(WEFT_INFO_NULL, &s_)); }
+    explicit Stream(const Info &hints) { check(weft_stream_create(hints.handle(), &s_)); }
+    ~Stream() {
+        if (s_ == WEFT_STREAM_NULL) return;
+        weft_stop_progress_thread(s_);  // fails harmlessly when none runs
+        weft_stream_free(&s_);
+    }
+    Stream(const Stream &) = delete;
+    Stream &operator=(const Stream &) = delete;
+    Stream(Stream &&o) noexcept : s_(std::exchange(o.s_, WEFT_STREAM_NULL)) {}
+    Stream &operator=(Stream &&o) noexcept {
+        if (this != &o) std::swap(s_, o.s_);
+        return *this;
+    }
+    weft_stream handle() const noexcept { return s_; }
+    void progress() const { check(weft_stream_progress(s_)); }
+    void start_progress_thread() const { check(weft_start_progress_thread(s_)); }
+    void stop_progress_thread() const { check(weft_stop_progress_thread(s_)); }
+
+  private:
+    weft_stream s_ = WEFT_STREAM_NULL;
+};
+
+// Collective: a communicator whose operations on this process run on `stream` (which may be
+// WEFT_STREAM_NULL for a process that attaches none).
+inline UniqueComm stream_comm(Comm parent, weft_stream stream) {
+    weft_comm c = WEFT_COMM_NULL;
+    check(weft_stream_comm_create(parent.handle(), stream, &c));
+    return UniqueComm(c);
+}
+inline UniqueComm stream_comm(Comm parent, const Stream &stream) { return stream_comm(parent, stream.handle()); }
+// Collective: one communicator over several local streams, addressed by index.
+inline UniqueComm multiplex_comm(Comm parent, std::span<const weft_stream> streams) {
+    weft_comm c = WEFT_COMM_NULL;
+    check(weft_stream_comm_create_multiplex(parent.handle(), streams.size(), streams.data(), &c));
+    return UniqueComm(c);
+}
 
 // ---- Environment ----
 
