@@ -1,6 +1,8 @@
 /* UCX fabric plugin: endpoints (one UCP worker each), connections, progress and wake-up. */
 #include "ucx_internal.hpp"
 
+#include <dlfcn.h>
+
 #include <chrono>
 #include <cstring>
 #include <new>
@@ -44,9 +46,41 @@ ucs_status_ptr_t ucx_peer_close_start(weft_fabric_ep *ep, weft_fabric_peer *peer
     return ucp_ep_close_nbx(peer->uep, &param);
 }
 
+/* After closing peer's UCP endpoint: sends UCX still holds will not complete on their own
+ * in error mode NONE (a forced close there neither completes nor cancels them, and UCX 1.13's
+ * ucp_request_cancel does not cancel sends), e.g. a rendezvous send nobody received.  Each
+ * still gets its one completion: we queue it as CANCELED ourselves and mark its UCX request
+ * orphaned, so that a later UCX callback for it is ignored.  (In mode PEER the forced close
+ * has completed them already, through the callback.)  Returns how many were orphaned. */
+size_t ucx_peer_orphan_sends(weft_fabric_ep *ep, weft_fabric_peer *peer)
+{
+    ucx_ep_guard g(ep);
+    size_t n = 0;
+    while (peer->sends) {
+        ucx_req *req = peer->sends;
+        ucx_send_unlink(peer, req);
+        req->status = WEFT_PLUGIN_ERR_CANCELED;
+        req->orphaned = 1;
+        ++ep->orphans;
+        /* ep_progress frees it (UCX keeps it until it completes) and completes it. */
+        ucx_done_push(ep, req);
+        ++n;
+    }
+    return n;
+}
+
 /* Frees a closed connection, or parks it until UCX has run the callbacks of its sends. */
 void ucx_peer_release(weft_fabric_ep *ep, weft_fabric_peer *peer)
 {
+    if (peer->pending_sends != 0) {
+        ucx_ep_progress(ep); /* deliver what the close completed */
+        size_t n = ucx_peer_orphan_sends(ep, peer);
+        if (n)
+            ucx_log(ep->fabric, WEFT_LOG_WARN,
+                    "connection closed with %zu send(s) in flight (e.g. a rendezvous send "
+                    "nobody received): completed as canceled",
+                    n);
+    }
     ucx_ep_guard g(ep);
     if (peer->pending_sends == 0) {
         delete peer;
@@ -63,6 +97,23 @@ void ucx_peer_failed(void *arg, ucp_ep_h, ucs_status_t status)
     auto *peer = static_cast<weft_fabric_peer *>(arg);
     peer->failure = status;
     ucx_log(peer->owner->fabric, WEFT_LOG_WARN, "connection failed: %s", ucs_status_string(status));
+}
+
+/* Endpoints (with their workers) kept at ep_close, for the life of the process. */
+std::mutex ucx_kept_lock;
+weft_fabric_ep *ucx_kept;
+
+void ucx_keep_forever(weft_fabric_ep *ep)
+{
+    /* Pin this plugin and with it libucp/libucs: the kept workers' UCX state (async
+     * handlers included) must not be unmapped by a dlclose. */
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&ucx_keep_forever), &info) && info.dli_fname)
+        dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    std::lock_guard<std::mutex> g(ucx_kept_lock);
+    ep->prev = nullptr;
+    ep->next = ucx_kept;
+    ucx_kept = ep;
 }
 
 void ucx_request_release(weft_fabric_ep *ep, void *request)
@@ -127,8 +178,9 @@ int ucx_ep_close(weft_fabric_ep_t *ep)
         }
         ucx_peer_release(ep, peer);
     }
-    ucx_ep_progress(ep); /* deliver what the cancels and closes completed */
+    ucx_ep_progress(ep); /* deliver what the cancels, closes and orphanings completed */
 
+    bool keep = ep->orphans != 0;
     {
         std::lock_guard<std::mutex> g(fabric->lock);
         if (ep->prev)
@@ -137,6 +189,20 @@ int ucx_ep_close(weft_fabric_ep_t *ep)
             fabric->eps = ep->next;
         if (ep->next)
             ep->next->prev = ep->prev;
+        if (keep)
+            ++fabric->kept_workers;
+    }
+    if (keep) {
+        /* UCX still holds sends that were completed as canceled (orphaned): destroying
+         * the worker now would free their requests under UCX's feet (UCX 1.13 warns or
+         * asserts in ucp_worker_destroy).  Keep the worker, never progressed again, until
+         * the process exits; the core got every completion already. */
+        ucx_log(fabric, WEFT_LOG_WARN,
+                "ep_close: endpoint closed with %zu send(s) in flight; its UCX worker is "
+                "kept until the process exits",
+                ep->orphans);
+        ucx_keep_forever(ep);
+        return WEFT_PLUGIN_OK;
     }
     ucp_worker_destroy(ep->worker);
     while (ep->zombies) { /* no callback can name them any more */
@@ -199,13 +265,16 @@ int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
         return WEFT_PLUGIN_ERR_NOMEM;
 
     ucp_ep_params_t params{};
-    /* Peer error handling: a dead peer fails pending operations instead of hanging them,
-     * and lets disconnect/close force a connection down safely. */
-    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                        UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    params.err_handler.cb = ucx_peer_failed;
-    params.err_handler.arg = peer;
+    /* Error mode NONE by default (shared memory usable); PEER on request
+     * (WEFT_UCX_ERROR_MODE=peer): a dead peer then fails pending operations instead of
+     * hanging them.  See ucx_fabric_init. */
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    params.err_mode = ep->fabric->err_mode;
+    if (params.err_mode == UCP_ERR_HANDLING_MODE_PEER) {
+        params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        params.err_handler.cb = ucx_peer_failed;
+        params.err_handler.arg = peer;
+    }
     peer->owner = ep;
     params.address = reinterpret_cast<const ucp_address_t *>(
         static_cast<const char *>(address) + sizeof(h));
@@ -265,8 +334,8 @@ int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
             ucx_log(ep->fabric, WEFT_LOG_WARN, "ep_disconnect: close did not finish in 5 s");
         ucx_request_release(ep, sp);
     }
-    ucx_ep_progress(ep); /* deliver what the close completed */
     ucx_peer_release(ep, peer);
+    ucx_ep_progress(ep); /* deliver what the close completed or canceled */
     return rc;
 }
 

@@ -3,7 +3,9 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <strings.h>
 #include <new>
 
 namespace {
@@ -141,6 +143,38 @@ int ucx_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, 
         }
     }
 
+    /* Error-handling mode of the UCP endpoints: env WEFT_UCX_ERROR_MODE, or hint
+     * weft_ucx_error_mode (the hint wins), "none" (default) or "peer".
+     *   none: UCX picks the fastest transports, shared memory (posix/sysv/cma) between
+     *         processes of one node.  A peer that dies may leave operations on it pending;
+     *         ep_disconnect/ep_close still return in bounded time.
+     *   peer: UCX detects a failed peer (keepalive) and fails its operations with
+     *         PEER_FAILED; useful over tcp/ib for failure detection.  UCX 1.13 has no peer
+     *         failure support on its shared-memory transports, so this mode EXCLUDES them:
+     *         processes of one node then talk over tcp (several times slower), and
+     *         UCX_TLS=shm,self cannot connect at all. */
+    const char *mode = nullptr;
+    const char *mode_from = "WEFT_UCX_ERROR_MODE";
+    if (host && host->struct_size >= sizeof(weft_plugin_host_t) && host->hint) {
+        mode = host->hint(host->hint_ctx, "weft_ucx_error_mode");
+        if (mode)
+            mode_from = "hint weft_ucx_error_mode (WEFT_UCX_ERROR_MODE)";
+    }
+    if (!mode)
+        mode = getenv("WEFT_UCX_ERROR_MODE");
+    if (!mode || !*mode || strcasecmp(mode, "none") == 0) {
+        fabric->err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    } else if (strcasecmp(mode, "peer") == 0) {
+        fabric->err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    } else {
+        ucx_why(why, why_len, "ucx: %s='%s' is not valid: use 'none' (default, shared memory) "
+                "or 'peer' (peer failure detection; excludes shared memory in UCX 1.13)",
+                mode_from, mode);
+        ucp_config_release(config);
+        delete fabric;
+        return WEFT_PLUGIN_ERR_INVALID;
+    }
+
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
                         UCP_PARAM_FIELD_REQUEST_INIT | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
@@ -167,8 +201,9 @@ int ucx_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, 
         (attr.memory_types & ~UCS_BIT(UCS_MEMORY_TYPE_HOST)) != 0)
         fabric->flags |= WEFT_FABRIC_CAP_DEVICE_MEMORY;
 
-    ucx_log(fabric, WEFT_LOG_INFO, "UCX %s opened%s", ucp_get_version_string(),
-            (fabric->flags & WEFT_FABRIC_CAP_DEVICE_MEMORY) ? " (device memory)" : "");
+    ucx_log(fabric, WEFT_LOG_INFO, "UCX %s opened%s, error mode %s", ucp_get_version_string(),
+            (fabric->flags & WEFT_FABRIC_CAP_DEVICE_MEMORY) ? " (device memory)" : "",
+            fabric->err_mode == UCP_ERR_HANDLING_MODE_PEER ? "peer" : "none");
     *fabric_out = fabric;
     return WEFT_PLUGIN_OK;
 }
@@ -188,7 +223,15 @@ int ucx_fabric_finalize(weft_fabric_t *fabric)
         ucx_log(fabric, WEFT_LOG_WARN, "finalize: closing an endpoint the core left open");
         ucx_ep_close(ep);
     }
-    ucp_cleanup(fabric->context);
+    if (fabric->kept_workers == 0) {
+        ucp_cleanup(fabric->context);
+    } else {
+        /* Workers kept by ep_close (sends in flight) still use the context. */
+        ucx_log(fabric, WEFT_LOG_WARN,
+                "finalize: %zu UCX worker(s) still hold sends in flight; the UCX context is "
+                "kept until the process exits",
+                fabric->kept_workers);
+    }
     delete fabric;
     return WEFT_PLUGIN_OK;
 }

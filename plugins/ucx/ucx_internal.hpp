@@ -15,12 +15,15 @@
 struct ucx_req {
     void *context;          /* the core's context, given back in complete() */
     weft_fabric_peer *peer; /* sends: the connection, for its pending-send count */
-    ucx_req *next;          /* done list, or posted-receive list */
-    ucx_req *prev;          /* posted-receive list */
+    ucx_req *next;          /* done list, posted-receive list, or the peer's in-flight sends */
+    ucx_req *prev;          /* posted-receive list, or the peer's in-flight sends */
     uint64_t tag;
     size_t length;
     int status;             /* WEFT_PLUGIN_* once the UCX callback has run */
     int posted;             /* on the endpoint's posted-receive list (cancel finds it there) */
+    /* A send that ep_close completed itself (CANCELED) and released to UCX while UCX still
+     * held it: the UCX callback, if it ever runs, must ignore it. */
+    int orphaned;
 };
 
 struct weft_fabric {
@@ -28,8 +31,12 @@ struct weft_fabric {
     ucp_context_h context;
     uint32_t flags;          /* WEFT_FABRIC_CAP_* */
     size_t address_size;     /* bound reported by query; measured on the first query */
+    /* Error-handling mode of every UCP endpoint (WEFT_UCX_ERROR_MODE, see ucx_fabric_init):
+     * UCP_ERR_HANDLING_MODE_NONE (default, allows shared memory) or _PEER. */
+    ucp_err_handling_mode_t err_mode;
     std::mutex lock;         /* the endpoint list: endpoints open/close from any thread */
     weft_fabric_ep *eps;
+    size_t kept_workers;     /* workers kept at ep_close (sends in flight): no ucp_cleanup */
 };
 
 struct weft_fabric_peer {
@@ -37,6 +44,7 @@ struct weft_fabric_peer {
     weft_fabric_ep *owner;
     ucs_status_t failure;    /* set by UCX's error handler: the peer is gone */
     size_t pending_sends;    /* sends UCX has not completed yet */
+    ucx_req *sends;          /* those sends (a list through ucx_req::prev/next) */
     int closed;              /* disconnected, kept (on ep->zombies) until pending_sends is 0 */
     weft_fabric_peer *prev, *next;
 };
@@ -59,6 +67,10 @@ struct weft_fabric_ep {
     ucx_req *inline_head;
     weft_fabric_peer *peers; /* connections still open, force-closed by ep_close */
     weft_fabric_peer *zombies; /* disconnected, but UCX still owes send callbacks naming them */
+    /* Sends completed as CANCELED by a close while UCX still held them (ucx_req::orphaned)
+     * and whose UCX callback has not run yet.  Non-zero at ep_close: UCX 1.13 cannot cancel
+     * them, so the worker is kept, not destroyed (see ucx_ep_close). */
+    size_t orphans;
     weft_fabric_ep *prev, *next;
 };
 
@@ -131,6 +143,27 @@ inline void ucx_peer_list_add(weft_fabric_peer **head, weft_fabric_peer *peer)
     if (*head)
         (*head)->prev = peer;
     *head = peer;
+}
+
+inline void ucx_send_link(weft_fabric_peer *peer, ucx_req *req)
+{
+    req->prev = nullptr;
+    req->next = peer->sends;
+    if (peer->sends)
+        peer->sends->prev = req;
+    peer->sends = req;
+    ++peer->pending_sends;
+}
+
+inline void ucx_send_unlink(weft_fabric_peer *peer, ucx_req *req)
+{
+    if (req->prev)
+        req->prev->next = req->next;
+    else
+        peer->sends = req->next;
+    if (req->next)
+        req->next->prev = req->prev;
+    --peer->pending_sends;
 }
 
 inline void ucx_posted_unlink(weft_fabric_ep *ep, ucx_req *req)

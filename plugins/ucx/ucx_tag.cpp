@@ -9,9 +9,17 @@ void ucx_send_done(void *request, ucs_status_t status, void *user_data)
 {
     auto *req = static_cast<ucx_req *>(request);
     auto *ep = static_cast<weft_fabric_ep *>(user_data);
+    if (ucs_unlikely(req->orphaned)) {
+        /* A close completed it already (CANCELED) and its connection is gone.  This runs
+         * only inside a progress of ep's worker, so ep is still open. */
+        req->orphaned = 0; /* the memory goes back to UCX's pool: start clean */
+        --ep->orphans;
+        return;
+    }
     req->status = ucx_status_to_plugin(status);
     weft_fabric_peer *peer = req->peer;
-    if (--peer->pending_sends == 0 && peer->closed) {
+    ucx_send_unlink(peer, req);
+    if (peer->pending_sends == 0 && peer->closed) {
         ucx_peer_list_remove(&ep->zombies, peer);
         delete peer;
     }
@@ -52,7 +60,7 @@ int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
             auto *req = static_cast<ucx_req *>(sp);
             req->context = context;
             req->peer = peer;
-            ++peer->pending_sends;
+            ucx_send_link(peer, req);
             req->tag = tag;
             req->length = len;
             req->posted = 0;
