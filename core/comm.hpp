@@ -20,6 +20,9 @@ struct comm {
     int rank = 0;
     int size = 0;
     bool multiplex = false;
+    // Made by weft_stream_comm_create(_multiplex), even where this process attached no stream:
+    // its peers' endpoints are theirs, not the hashed implicit ones.
+    bool stream_comm = false;
     std::vector<int> world_ranks;         // rank in comm -> world rank
     std::vector<vci *> local;             // by local stream index (at least one unless count 0)
     std::vector<stream *> local_streams;  // parallel to local; nullptr for no stream

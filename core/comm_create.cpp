@@ -89,23 +89,17 @@ struct endpoint_record {
     uint32_t address_len;  // 0: implicit endpoint, address from the bootstrap
 };
 
-// The local endpoint record for a stream (or the implicit endpoint when s is null).
-int describe(stream *s, uint16_t context_id, size_t max_address, std::vector<char> &out) {
-    out.assign(sizeof(endpoint_record) + max_address, 0);
-    endpoint_record rec{comm_implicit_vci(context_id), 0};
-    std::string address;
-    if (s != nullptr) {
-        rec.vci_index = s->endpoint->index;
-        if (s->exclusive) {
-            if (int rc = vci_address(*s->endpoint, address)) return rc;
-            if (address.size() > max_address)
-                return fail(WEFT_ERR_FABRIC, "endpoint address of %zu bytes exceeds the fabric's bound of %zu",
-                            address.size(), max_address);
-            rec.address_len = static_cast<uint32_t>(address.size());
-        }
+// The local endpoint record of a stream (or of the implicit endpoint when s is null), and its
+// address (empty for implicit endpoints, which peers read from the bootstrap).
+int describe(stream *s, uint16_t context_id, endpoint_record &rec, std::string &address) {
+    rec = endpoint_record{comm_implicit_vci(context_id), 0};
+    address.clear();
+    if (s == nullptr) return WEFT_SUCCESS;
+    rec.vci_index = s->endpoint->index;
+    if (s->exclusive) {
+        if (int rc = vci_address(*s->endpoint, address)) return rc;
+        rec.address_len = static_cast<uint32_t>(address.size());
     }
-    std::memcpy(out.data(), &rec, sizeof rec);
-    std::memcpy(out.data() + sizeof rec, address.data(), address.size());
     return WEFT_SUCCESS;
 }
 
@@ -120,18 +114,27 @@ int create_stream_comm(comm &parent, const std::vector<stream *> &streams, const
         return rc;
     };
     size_t n = static_cast<size_t>(parent.size);
-    // Everyone learns everyone's stream count, then everyone's endpoint records.
-    uint32_t count = static_cast<uint32_t>(streams.size()), max_count = 0;
-    std::vector<uint32_t> counts(n);
-    if (int rc = coll_internal_allgather(parent, &count, sizeof count, counts.data())) return fail_release(rc);
-    for (uint32_t c : counts) max_count = std::max(max_count, c);
-    size_t max_address = r.fabric.caps.max_address_size ? r.fabric.caps.max_address_size : 4096;
+    std::vector<endpoint_record> recs(streams.size());
+    std::vector<std::string> addresses(streams.size());
+    // Everyone learns everyone's stream count and longest address (address sizes differ
+    // between processes), then everyone's endpoint records in blocks of the agreed size.
+    struct shape { uint32_t count, max_address; } mine_shape{static_cast<uint32_t>(streams.size()), 0};
+    for (size_t i = 0; i < streams.size(); ++i) {
+        if (int rc = describe(streams[i], context_id, recs[i], addresses[i])) return fail_release(rc);
+        mine_shape.max_address = std::max(mine_shape.max_address, recs[i].address_len);
+    }
+    std::vector<shape> shapes(n);
+    if (int rc = coll_internal_allgather(parent, &mine_shape, sizeof mine_shape, shapes.data())) return fail_release(rc);
+    size_t max_count = 0, max_address = 0;
+    for (const auto &sh : shapes) {
+        max_count = std::max<size_t>(max_count, sh.count);
+        max_address = std::max<size_t>(max_address, sh.max_address);
+    }
     size_t record = sizeof(endpoint_record) + max_address, block = record * max_count;
     std::vector<char> mine(block), all(block * n);
     for (size_t i = 0; i < streams.size(); ++i) {
-        std::vector<char> one;
-        if (int rc = describe(streams[i], context_id, max_address, one)) return fail_release(rc);
-        std::memcpy(mine.data() + i * record, one.data(), record);
+        std::memcpy(mine.data() + i * record, &recs[i], sizeof recs[i]);
+        std::memcpy(mine.data() + i * record + sizeof recs[i], addresses[i].data(), addresses[i].size());
     }
     if (block != 0)
         if (int rc = coll_internal_allgather(parent, mine.data(), block, all.data())) return fail_release(rc);
@@ -141,11 +144,12 @@ int create_stream_comm(comm &parent, const std::vector<stream *> &streams, const
     c->rank = parent.rank;
     c->size = parent.size;
     c->multiplex = multiplex;
+    c->stream_comm = true;
     c->world_ranks = parent.world_ranks;
     c->remote_offset.assign(n + 1, 0);
     for (size_t p = 0; p < n; ++p) {
-        c->remote_offset[p + 1] = c->remote_offset[p] + counts[p];
-        for (uint32_t i = 0; i < counts[p]; ++i) {
+        c->remote_offset[p + 1] = c->remote_offset[p] + shapes[p].count;
+        for (uint32_t i = 0; i < shapes[p].count; ++i) {
             const char *rec_bytes = all.data() + p * block + i * record;
             endpoint_record rec;
             std::memcpy(&rec, rec_bytes, sizeof rec);
@@ -182,9 +186,7 @@ extern "C" int weft_comm_dup(weft_comm handle, weft_comm *newcomm) {
     uint16_t context_id = 0;
     if (int rc = context_alloc(*parent, context_id)) return rc;
     std::shared_ptr<comm> c;
-    bool has_streams = std::any_of(parent->local_streams.begin(), parent->local_streams.end(),
-                                   [](stream *s) { return s != nullptr; });
-    if (!has_streams && !parent->multiplex) {
+    if (!parent->stream_comm) {
         c = comm_make_conventional(context_id, parent->rank, parent->world_ranks);
     } else {
         // A dup keeps the parent's streams and endpoints; only the context differs.

@@ -62,6 +62,20 @@ int vci_peer(vci &v, const remote_ep &remote, weft_fabric_peer_t **peer) {
     return WEFT_SUCCESS;
 }
 
+void vci_progress_others(vci &self) {
+    runtime &r = rt();
+    for (uint32_t i = 0; i < r.num_implicit; ++i) {
+        vci &v = *r.vcis[i];
+        if (&v == &self) continue;
+        if (!v.locking) {
+            v.ops->ep_progress(v.ep);
+        } else if (v.cs->try_lock()) {
+            v.ops->ep_progress(v.ep);
+            v.cs->unlock();
+        }
+    }
+}
+
 void vci_disconnect_all(vci &v) {
     if (v.ep == nullptr) return;
     for (auto &[key, p] : v.peers) v.ops->ep_disconnect(v.ep, p);

@@ -52,9 +52,15 @@ struct vci {
     }
 };
 
-// Progresses v until done() holds.  After a run of idle polls it yields the core: with more
-// processes than cores (the usual case in tests and on shared nodes) a pure spin keeps the
-// peer it waits for from running.
+// Progresses the implicit endpoints other than `self` once, skipping any another thread holds.
+// A process blocked on one endpoint must still answer peers on the others: a connection's
+// setup (UCX wireup over tcp, for one) needs both ends to progress.  Streams' endpoints are
+// never touched: they belong to their stream's serial context.
+void vci_progress_others(vci &self);
+
+// Progresses v until done() holds.  After a run of idle polls it progresses the other implicit
+// endpoints and yields the core: with more processes than cores (the usual case in tests and
+// on shared nodes) a pure spin keeps the peer it waits for from running.
 template <class Done>
 void vci_progress_until(vci &v, Done &&done) {
     unsigned idle = 0;
@@ -63,6 +69,7 @@ void vci_progress_until(vci &v, Done &&done) {
             idle = 0;
         } else if (++idle == 512) {
             idle = 0;
+            vci_progress_others(v);
             sched_yield();
         }
     }
