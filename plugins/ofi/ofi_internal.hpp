@@ -1,0 +1,240 @@
+/* Internal structures of the libfabric (OFI) fabric plugin.  Only api/weft/plugin.h and
+ * libfabric are visible. */
+#ifndef WEFT_OFI_INTERNAL_HPP
+#define WEFT_OFI_INTERNAL_HPP
+
+#include <weft/plugin.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+enum ofi_op_kind : uint8_t { OFI_OP_SEND = 1, OFI_OP_RECV = 2, OFI_OP_PEEK = 3 };
+
+/* Per-operation state.  fictx comes first: it is the op_context libfabric hands back, and
+ * providers that ask for FI_CONTEXT/FI_CONTEXT2 use it as scratch.  Ops come from a
+ * per-endpoint free list, so posting allocates nothing. */
+struct ofi_op {
+    struct fi_context2 fictx;
+    void *context;          /* the core's context, given back in complete() */
+    weft_fabric_peer *peer; /* sends: the connection, for its pending-send count */
+    const void *buf;        /* backlogged sends: what to post */
+    ofi_op *prev, *next;    /* pending list (posted), done list or free list */
+    uint64_t tag;
+    size_t length;
+    int status;             /* WEFT_PLUGIN_* once libfabric reported the completion */
+    ofi_op_kind kind;
+    uint8_t pending;        /* on ep->pending: posted, not yet completed by libfabric */
+};
+
+/* Ops are allocated in chunks, only when the free list runs dry (never per message). */
+constexpr size_t OFI_OP_CHUNK = 256;
+struct ofi_op_chunk {
+    ofi_op_chunk *next;
+    ofi_op ops[OFI_OP_CHUNK];
+};
+
+struct weft_fabric {
+    const weft_plugin_host_t *host;
+    struct fi_info *info;    /* the provider chosen at init; endpoints open from it */
+    struct fid_fabric *fabric;
+    uint32_t flags;          /* WEFT_FABRIC_CAP_* */
+    size_t inject_size;      /* fi_tinject limit (0: never inject) */
+    size_t eager_size;
+    size_t address_size;     /* bound of ep_address, measured at init */
+    char provider[64];       /* fabric_attr->prov_name, for messages */
+    std::mutex lock;         /* the endpoint list: endpoints open/close from any thread */
+    weft_fabric_ep *eps;
+};
+
+struct weft_fabric_peer {
+    fi_addr_t addr;          /* index in the owning endpoint's AV */
+    size_t pending_sends;    /* fi_tsend operations not completed yet */
+    int closed;              /* disconnected, kept (on ep->zombies) until pending_sends is 0 */
+    weft_fabric_peer *prev, *next;
+};
+
+struct weft_fabric_ep {
+    weft_fabric *fabric;
+    /* A domain per endpoint, opened FI_THREAD_DOMAIN: the core uses one endpoint from one
+     * thread at a time, and nothing else shares these objects, so the provider may skip
+     * its locks.  One domain shared by endpoints on different threads would not be
+     * FI_THREAD_DOMAIN-safe. */
+    struct fid_domain *domain;
+    struct fid_ep *ep;
+    struct fid_cq *cq;
+    struct fid_av *av;
+    int wait_fd;             /* CQ wait object (FI_WAIT_FD), -1 when none */
+    weft_fabric_complete_fn complete;
+    int serial;              /* the core promises one thread at a time: take no lock */
+    std::mutex lock;         /* shared endpoints only: every libfabric call runs under it */
+    ofi_op *free_ops;
+    ofi_op_chunk *chunks;
+    ofi_op *pending;         /* posted sends and receives (cancel, close find them here) */
+    /* Completions read from the CQ but not delivered yet: reads made outside ep_progress
+     * (probe, a retried post, the shared path) park them here. */
+    ofi_op *done_head, *done_tail;
+    /* Sends libfabric refused with FI_EAGAIN, posted in order by ep_progress.  rxm and shm
+     * both refuse sends until the peer endpoint has answered the first contact, and that
+     * needs the peer to progress: the sender must not have to wait for it. */
+    ofi_op *backlog_head, *backlog_tail;
+    ofi_op peek;             /* tag_probe's FI_PEEK operation */
+    int peek_busy;           /* the FI_PEEK answer has not arrived yet */
+    weft_fabric_peer *peers;   /* connections still open, freed by ep_close */
+    weft_fabric_peer *zombies; /* disconnected with sends still pending */
+    weft_fabric_ep *prev, *next;
+};
+
+/* Takes the endpoint lock only for shared (non-serial) endpoints. */
+class ofi_ep_guard {
+public:
+    explicit ofi_ep_guard(weft_fabric_ep *ep) : ep_(ep)
+    {
+        if (!ep_->serial)
+            ep_->lock.lock();
+    }
+    ~ofi_ep_guard()
+    {
+        if (!ep_->serial)
+            ep_->lock.unlock();
+    }
+    ofi_ep_guard(const ofi_ep_guard &) = delete;
+    ofi_ep_guard &operator=(const ofi_ep_guard &) = delete;
+
+private:
+    weft_fabric_ep *ep_;
+};
+
+/* The address we hand out is a small header followed by fi_getname's bytes, so that
+ * ep_connect rejects a truncated buffer, junk, or an address of another provider's format
+ * instead of passing it to fi_av_insert. */
+struct ofi_address_header {
+    uint32_t magic;          /* OFI_ADDRESS_MAGIC */
+    uint16_t addr_format;    /* fi_info addr_format (FI_ADDR_STR, FI_SOCKADDR_IN, ...) */
+    uint16_t length;         /* bytes of provider address that follow */
+};
+constexpr uint32_t OFI_ADDRESS_MAGIC = 0x49464f57u; /* "WOFI" little-endian */
+
+constexpr const char *OFI_PLUGIN_NAME = "ofi";
+
+int ofi_errno_to_plugin(int fi_err); /* takes a positive or negative FI_E* value */
+void ofi_log(const weft_fabric *fabric, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- op lists (callers hold the guard) ---- */
+int ofi_op_grow(weft_fabric_ep *ep);
+
+inline ofi_op *ofi_op_get(weft_fabric_ep *ep)
+{
+    if (__builtin_expect(!ep->free_ops, 0) && ofi_op_grow(ep) != WEFT_PLUGIN_OK)
+        return nullptr;
+    ofi_op *op = ep->free_ops;
+    ep->free_ops = op->next;
+    return op;
+}
+
+inline void ofi_op_put(weft_fabric_ep *ep, ofi_op *op)
+{
+    op->next = ep->free_ops;
+    ep->free_ops = op;
+}
+
+inline void ofi_pending_add(weft_fabric_ep *ep, ofi_op *op)
+{
+    op->prev = nullptr;
+    op->next = ep->pending;
+    if (ep->pending)
+        ep->pending->prev = op;
+    ep->pending = op;
+    op->pending = 1;
+}
+
+inline void ofi_pending_remove(weft_fabric_ep *ep, ofi_op *op)
+{
+    if (!op->pending)
+        return;
+    if (op->prev)
+        op->prev->next = op->next;
+    else
+        ep->pending = op->next;
+    if (op->next)
+        op->next->prev = op->prev;
+    op->pending = 0;
+}
+
+inline void ofi_done_push(weft_fabric_ep *ep, ofi_op *op)
+{
+    op->next = nullptr;
+    if (ep->done_tail)
+        ep->done_tail->next = op;
+    else
+        ep->done_head = op;
+    ep->done_tail = op;
+}
+
+inline void ofi_peer_list_remove(weft_fabric_peer **head, weft_fabric_peer *peer)
+{
+    if (peer->prev)
+        peer->prev->next = peer->next;
+    else
+        *head = peer->next;
+    if (peer->next)
+        peer->next->prev = peer->prev;
+    peer->prev = peer->next = nullptr;
+}
+
+inline void ofi_peer_list_add(weft_fabric_peer **head, weft_fabric_peer *peer)
+{
+    peer->prev = nullptr;
+    peer->next = *head;
+    if (*head)
+        (*head)->prev = peer;
+    *head = peer;
+}
+
+/* Reads the CQ until it is empty (or max entries), moving every finished op onto the done
+ * list.  Returns the number of entries read, or a WEFT_PLUGIN_ERR_* code.  Guard held. */
+int ofi_cq_drain(weft_fabric_ep *ep, int max);
+/* Records how libfabric finished op and queues it for delivery.  Guard held. */
+void ofi_finish(weft_fabric_ep *ep, ofi_op *op, int status, uint64_t tag, size_t length);
+/* Posts backlogged sends until libfabric refuses one.  Guard held. */
+void ofi_backlog_flush(weft_fabric_ep *ep);
+
+/* Operations, one file per group. */
+int ofi_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why,
+                    size_t why_len);
+int ofi_fabric_finalize(weft_fabric_t *fabric);
+int ofi_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps);
+
+/* Opens the libfabric objects of one endpoint (also used by init's trial endpoint). */
+int ofi_ep_resources_open(weft_fabric *fabric, weft_fabric_ep *ep, bool want_wait_fd,
+                          const char **what);
+void ofi_ep_resources_close(weft_fabric_ep *ep);
+int ofi_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr,
+                weft_fabric_ep_t **ep);
+int ofi_ep_close(weft_fabric_ep_t *ep);
+int ofi_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len);
+int ofi_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
+                   weft_fabric_peer_t **peer);
+int ofi_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
+int ofi_ep_progress(weft_fabric_ep_t *ep);
+int ofi_ep_wait_fd(weft_fabric_ep_t *ep, int *fd);
+int ofi_ep_arm(weft_fabric_ep_t *ep);
+
+int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
+                 uint64_t tag, void *context);
+int ofi_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
+                 void *context);
+int ofi_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found,
+                  uint64_t *msg_tag, size_t *msg_len);
+int ofi_tag_cancel(weft_fabric_ep_t *ep, void *context);
+
+#endif
