@@ -73,6 +73,30 @@ extern "C" int weft_test(weft_request *handle, int *flag, weft_status *status) {
 extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status statuses[]) {
     if (int rc = runtime_check("weft_waitall")) return rc;
     if (int rc = check_requests("weft_waitall", count, requests)) return rc;
+    // Progress every endpoint involved, round-robin, rather than one request at a time: a
+    // receive on one local stream may need a send on another to progress (two streams of one
+    // thread exchanging a rendezvous-sized message).
+    for (unsigned idle = 0;;) {
+        bool all_done = true;
+        int progressed = 0;
+        vci *last = nullptr;
+        for (size_t i = 0; i < count; ++i) {
+            if (requests[i] == WEFT_REQUEST_NULL) continue;
+            request *r = request_lookup(requests[i]);
+            if (done(r)) continue;
+            all_done = false;
+            if (r->endpoint != last) progressed += r->endpoint->progress();
+            last = r->endpoint;
+        }
+        if (all_done) break;
+        if (progressed > 0) {
+            idle = 0;
+        } else if (++idle == 512) {
+            idle = 0;
+            vci_progress_others(*last);
+            sched_yield();
+        }
+    }
     int first_error = WEFT_SUCCESS;
     size_t errors = 0;
     for (size_t i = 0; i < count; ++i) {
@@ -81,9 +105,7 @@ extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status s
             empty_status(st);
             continue;
         }
-        request *r = request_lookup(requests[i]);
-        vci_progress_until(*r->endpoint, [&] { return done(r); });
-        if (int rc = retire(r, &requests[i], st)) {
+        if (int rc = retire(request_lookup(requests[i]), &requests[i], st)) {
             if (errors++ == 0) first_error = rc;
         }
     }

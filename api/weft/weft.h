@@ -248,7 +248,11 @@ WEFT_API int weft_stream_recv(void *buf, size_t count, weft_datatype datatype, i
 WEFT_API int weft_stream_irecv(void *buf, size_t count, weft_datatype datatype, int source,
                                int tag, weft_comm comm, int src_idx, int dst_idx,
                                weft_request *request);
-/* Progress the stream's endpoint once (from the stream's own context). */
+/* A stream progresses only its own endpoint.  So one thread that owns two streams and sends a
+ * large (rendezvous-sized) message from one to the other must not block on either side alone:
+ * post both with weft_stream_isend/irecv and complete them with weft_waitall, which progresses
+ * every endpoint involved (or call weft_stream_progress on the other stream).
+ * Progress the stream's endpoint once (from the stream's own context). */
 WEFT_API int weft_stream_progress(weft_stream stream);
 /* A thread that progresses the stream until stopped; it sleeps on the fabric's wake-up when
  * idle.  While it runs, the stream's endpoint is guarded by a lock. */

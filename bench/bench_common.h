@@ -1,0 +1,129 @@
+/* Helpers shared by the Weft benchmarks (C11, public API only). */
+#ifndef WEFT_BENCH_COMMON_H
+#define WEFT_BENCH_COMMON_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <weft/weft.h>
+
+/* Print the error code text and the detailed message of a failed call, then abort the job. */
+static void bench_fail(const char *what, int rc, const char *file, int line)
+{
+    char text[WEFT_MAX_ERROR_STRING + 1] = "";
+    char detail[WEFT_MAX_ERROR_STRING + 1] = "";
+    size_t len = 0;
+    if (weft_error_string(rc, text, &len) != WEFT_SUCCESS)
+        snprintf(text, sizeof text, "unknown error");
+    len = 0;
+    if (weft_error_detail(detail, &len) != WEFT_SUCCESS)
+        detail[0] = '\0';
+    fprintf(stderr, "%s:%d: %s failed: %s (%d)%s%s\n", file, line, what, text, rc,
+            detail[0] ? ": " : "", detail);
+    fflush(stderr);
+    int inited = 0, finalized = 0;
+    weft_initialized(&inited);
+    weft_finalized(&finalized);
+    if (inited && !finalized)
+        weft_abort(WEFT_COMM_WORLD, 1);
+    exit(1);
+}
+
+#define BENCH_CHECK(call)                                                                         \
+    do {                                                                                          \
+        int bench_rc_ = (call);                                                                   \
+        if (bench_rc_ != WEFT_SUCCESS)                                                            \
+            bench_fail(#call, bench_rc_, __FILE__, __LINE__);                                     \
+    } while (0)
+
+/* Pin the calling process to the rank-th CPU (modulo their count) of the affinity mask it was
+ * started with, so that `taskset -c 2,3 weftrun -n 2 prog -p` puts rank 0 on CPU 2 and rank 1
+ * on CPU 3.  Returns the CPU chosen, or -1 (with a message) on failure. */
+static int bench_pin(int rank)
+{
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+        fprintf(stderr, "rank %d: sched_getaffinity: %s\n", rank, strerror(errno));
+        return -1;
+    }
+    int n = CPU_COUNT(&allowed);
+    if (n <= 0)
+        return -1;
+    int want = rank % n, seen = 0, cpu = -1;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (CPU_ISSET(c, &allowed)) {
+            if (seen == want) {
+                cpu = c;
+                break;
+            }
+            seen++;
+        }
+    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) {
+        fprintf(stderr, "rank %d: sched_setaffinity(%d): %s\n", rank, cpu, strerror(errno));
+        return -1;
+    }
+    if (n < 2)
+        fprintf(stderr, "rank %d: warning: only one CPU allowed; ranks share CPU %d\n", rank, cpu);
+    return cpu;
+}
+
+/* Parse a size with an optional K/M/G suffix (powers of 1024). Returns 0 on success. */
+static int bench_parse_size(const char *s, size_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-')
+        return -1;
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end != '\0')
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+static int bench_parse_long(const char *s, long min, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end != '\0' || v < min)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* The fabric plugin selected at init (runtime info key "fabric"), or "?" if unavailable. */
+static void bench_fabric_name(char *name, size_t cap)
+{
+    snprintf(name, cap, "?");
+    weft_info info = WEFT_INFO_NULL;
+    if (weft_get_runtime_info(&info) != WEFT_SUCCESS)
+        return;
+    char buf[256] = "";
+    int flag = 0;
+    if (weft_info_get(info, "fabric", sizeof buf - 1, buf, &flag) == WEFT_SUCCESS && flag &&
+        buf[0] != '\0')
+        snprintf(name, cap, "%s", buf);
+    weft_info_free(&info);
+}
+
+#endif /* WEFT_BENCH_COMMON_H */
