@@ -11,12 +11,9 @@
 
 namespace weft {
 
-handle_table<comm> &comm_table() {
-    static handle_table<comm> table(handle_kind::comm, 16);
-    return table;
-}
+handle_table<comm> g_comm_table(handle_kind::comm, 16);
 
-comm *comm_get(weft_comm handle) { return comm_table().get(handle); }
+handle_table<comm> &comm_table() { return g_comm_table; }
 
 uint32_t comm_implicit_vci(uint16_t context_id) { return (context_id / 2u) % rt().num_implicit; }
 

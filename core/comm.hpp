@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "handle.hpp"
 #include "vci.hpp"
 #include "weft/weft.h"
 
@@ -36,8 +37,9 @@ struct comm {
     std::vector<int> pending;
 };
 
+extern handle_table<comm> g_comm_table;
 // nullptr for an invalid, freed or null handle.
-comm *comm_get(weft_comm handle);
+inline comm *comm_get(weft_comm handle) { return g_comm_table.get(handle); }
 // Creates WEFT_COMM_WORLD and WEFT_COMM_SELF (at init) and drops every communicator (finalize).
 int comm_init_predefined();
 void comm_finalize_all();

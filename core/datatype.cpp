@@ -9,6 +9,8 @@
 
 namespace weft {
 
+const datatype *g_builtin_datatypes[datatype_builtin_count];
+
 namespace {
 
 // Slots 1..0x1d hold the built-ins (WEFT_BYTE .. WEFT_SHORT_INT); derived types start after.
@@ -73,28 +75,31 @@ constexpr builtin_desc builtins[] = {
 constexpr uint32_t num_builtins = sizeof(builtins) / sizeof(builtins[0]);
 static_assert(num_builtins == (WEFT_SHORT_INT & 0xfffff), "built-in table out of step with weft.h");
 static_assert(first_dynamic_slot > num_builtins);
+static_assert(num_builtins == datatype_builtin_count);
 
-// Lazily built on first use (datatypes are used before weft_init) and never destroyed, so that
-// handles stay usable during static destruction.
-handle_table<datatype> &table() {
-    static handle_table<datatype> *t = [] {
-        auto *tab = new handle_table<datatype>(handle_kind::datatype, first_dynamic_slot);
-        for (uint32_t i = 0; i < num_builtins; ++i) {
-            const builtin_desc &d = builtins[i];
-            auto dt = std::make_shared<datatype>();
-            dt->size = d.size;
-            dt->lb = 0;
-            dt->extent = static_cast<ptrdiff_t>(d.extent);
-            dt->contiguous = d.size == d.extent;  // padded pairs are packed member by member
-            dt->committed = true;
-            dt->builtin = true;
-            dt->basic = d.kind;
-            tab->put_predefined(first_builtin_slot + i, std::move(dt));
-        }
-        return tab;
-    }();
-    return *t;
+handle_table<datatype> *build_table() {
+    auto *tab = new handle_table<datatype>(handle_kind::datatype, first_dynamic_slot);
+    for (uint32_t i = 0; i < num_builtins; ++i) {
+        const builtin_desc &d = builtins[i];
+        auto dt = std::make_shared<datatype>();
+        dt->size = d.size;
+        dt->lb = 0;
+        dt->extent = static_cast<ptrdiff_t>(d.extent);
+        dt->contiguous = d.size == d.extent;  // padded pairs are packed member by member
+        dt->committed = true;
+        dt->builtin = true;
+        dt->basic = d.kind;
+        g_builtin_datatypes[i] = dt.get();
+        tab->put_predefined(first_builtin_slot + i, std::move(dt));
+    }
+    return tab;
 }
+
+// Built when libweft loads (before any program's own static initializers, which may already
+// use datatypes) and never destroyed, so that handles stay usable during static destruction.
+handle_table<datatype> *const g_table = build_table();
+
+handle_table<datatype> &table() { return *g_table; }
 
 const builtin_desc &desc_of(basic_kind k) { return builtins[static_cast<size_t>(k)]; }
 
@@ -229,7 +234,7 @@ void unpack_one(const datatype &t, const char *&src, size_t &left, char *dst) {
 
 }  // namespace
 
-const datatype *datatype_get(weft_datatype handle) { return table().get(handle); }
+const datatype *datatype_get_table(weft_datatype handle) { return table().get(handle); }
 
 std::shared_ptr<const datatype> datatype_get_shared(weft_datatype handle) {
     return table().get_shared(handle);

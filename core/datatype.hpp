@@ -28,8 +28,17 @@ struct datatype {
     std::shared_ptr<const datatype> child;
 };
 
+// Built-in datatypes by slot - 1 (WEFT_BYTE is slot 1): read without the table on the hot path.
+constexpr uint32_t datatype_builtin_count = 29;
+extern const datatype *g_builtin_datatypes[datatype_builtin_count];
+const datatype *datatype_get_table(weft_datatype handle);
+
 // nullptr for an invalid or freed handle.  The pointer stays valid while the handle is live.
-const datatype *datatype_get(weft_datatype handle);
+inline const datatype *datatype_get(weft_datatype handle) {
+    uint32_t u = static_cast<uint32_t>(handle), slot = (u & 0xfffff) - 1;
+    if ((u >> 20) == 0x500 && slot < datatype_builtin_count) return g_builtin_datatypes[slot];
+    return datatype_get_table(handle);
+}
 // Shared ownership, for operations that outlive a weft_type_free.
 std::shared_ptr<const datatype> datatype_get_shared(weft_datatype handle);
 

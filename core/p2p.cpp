@@ -104,11 +104,10 @@ int check_p2p(const char *fn, const void *buf, size_t count, weft_datatype type,
         return fail(WEFT_ERR_RANK, "%s: rank %d is out of range for a communicator of size %d", fn, peer, c->size);
     if (!(tag >= 0 && tag <= WEFT_TAG_UB) && !(is_recv && tag == WEFT_ANY_TAG))
         return fail(WEFT_ERR_TAG, "%s: tag %d is outside 0..WEFT_TAG_UB (%d)", fn, tag, WEFT_TAG_UB);
-    if (t->size != 0 && count > SIZE_MAX / t->size)
+    if (__builtin_mul_overflow(count, t->size, &op.b.bytes))
         return fail(WEFT_ERR_COUNT, "%s: count %zu of a %zu-byte datatype overflows", fn, count, t->size);
     op.b.buf = buf;
     op.b.count = count;
-    op.b.bytes = count * t->size;
     if (buf == nullptr && op.b.bytes != 0) return fail(WEFT_ERR_BUFFER, "%s: buffer is NULL but count is %zu", fn, count);
     if (local_idx < 0 || static_cast<size_t>(local_idx) >= c->local.size()) {
         if (c->local.empty())
@@ -214,7 +213,45 @@ void proc_null_status(weft_status *status) {
 
 using namespace weft;
 
+namespace weft {
+namespace {
+
+// The common case of a blocking call, checked in a few branches: initialized, valid
+// communicator with a local endpoint, built-in (contiguous) datatype, peer and tag in range.
+// Anything else (including every error, which then gets its detail) takes the full path.
+// With stream checks compiled in, stream communicators take the full path too.
+inline bool fast_args(weft_comm handle, weft_datatype type, size_t count, const void *buf, int peer, int tag,
+                      comm *&c, const datatype *&t, size_t &bytes) {
+    if (g_runtime.state.load(std::memory_order_acquire) != runtime_state::initialized) return false;
+    c = comm_get(handle);
+    t = datatype_get(type);
+    if (c == nullptr || t == nullptr || !t->builtin || !t->contiguous) return false;
+    if (static_cast<unsigned>(peer) >= static_cast<unsigned>(c->size) || static_cast<unsigned>(tag) > WEFT_TAG_UB)
+        return false;
+    if (c->local.empty() || c->remote_offset[static_cast<size_t>(peer) + 1] == c->remote_offset[static_cast<size_t>(peer)])
+        return false;
+#ifdef WEFT_STREAM_CHECKS
+    if (c->local_streams[0] != nullptr) return false;
+#endif
+    if (__builtin_mul_overflow(count, t->size, &bytes)) return false;
+    return buf != nullptr || bytes == 0;
+}
+
+}  // namespace
+}  // namespace weft
+
 extern "C" int weft_send(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle) {
+    comm *c;
+    const datatype *t;
+    size_t bytes;
+    if (__builtin_expect(fast_args(handle, type, count, buf, dest, tag, c, t, bytes), 1)) {
+        request r;
+        r.endpoint = c->local[0];
+        p2p_buffer b{buf, count, t, bytes};
+        if (int rc = p2p_post_send(*c, 0, dest, 0, c->context_id, tag, b, r)) return rc;
+        p2p_wait_local(r);
+        return r.fabric_status == WEFT_PLUGIN_OK ? WEFT_SUCCESS : request_finish(r, WEFT_STATUS_IGNORE);
+    }
     p2p_op op;
     if (int rc = check_p2p("weft_send", buf, count, type, dest, false, tag, handle, 0, 0, op)) return rc;
     return dest == WEFT_PROC_NULL ? WEFT_SUCCESS : do_send(op, dest, tag);
@@ -222,6 +259,31 @@ extern "C" int weft_send(const void *buf, size_t count, weft_datatype type, int 
 
 extern "C" int weft_recv(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm handle,
                          weft_status *status) {
+    comm *c;
+    const datatype *t;
+    size_t bytes;
+    if (__builtin_expect(fast_args(handle, type, count, buf, source, tag, c, t, bytes), 1)) {
+        request r;
+        r.endpoint = c->local[0];
+        p2p_buffer b{buf, count, t, bytes};
+        if (int rc = p2p_post_recv(*c, 0, source, 0, c->context_id, tag, b, r)) return rc;
+        p2p_wait_local(r);
+        if (__builtin_expect(r.fabric_status == WEFT_PLUGIN_OK, 1)) {
+            if (status != WEFT_STATUS_IGNORE) {
+                status->source = match_source(r.msg_tag);
+                status->tag = match_tag(r.msg_tag);
+                status->stream_index = match_index(r.msg_tag);
+                status->error = WEFT_SUCCESS;
+                status->weft_bytes_ = r.msg_bytes;
+                status->weft_cancelled_ = 0;
+            }
+            return WEFT_SUCCESS;
+        }
+        int rc = request_finish(r, status);
+        if (rc == WEFT_ERR_TRUNCATE)
+            fail(rc, "weft_recv: a message of %zu bytes does not fit the %zu-byte buffer", r.msg_bytes, bytes);
+        return rc;
+    }
     p2p_op op;
     if (int rc = check_p2p("weft_recv", buf, count, type, source, true, tag, handle, 0, 0, op)) return rc;
     if (source == WEFT_PROC_NULL) {

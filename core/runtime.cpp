@@ -15,12 +15,9 @@
 
 namespace weft {
 
-runtime &rt() {
-    static runtime instance;
-    return instance;
-}
+runtime g_runtime;
 
-int runtime_check(const char *fn) {
+int runtime_check_slow(const char *fn) {
     switch (rt().state.load(std::memory_order_acquire)) {
         case runtime_state::initialized: return WEFT_SUCCESS;
         case runtime_state::uninitialized:

@@ -42,11 +42,19 @@ struct runtime {
     std::bitset<context_pairs> context_used;
 };
 
-runtime &rt();
+// One per process; a plain global rather than a function-local static so that the hot path
+// pays no initialization guard.
+extern runtime g_runtime;
+inline runtime &rt() { return g_runtime; }
 
+int runtime_check_slow(const char *fn);
 // WEFT_SUCCESS when initialized, else WEFT_ERR_NOT_INITIALIZED/FINALIZED with a detail
 // naming the entry point.
-int runtime_check(const char *fn);
+inline int runtime_check(const char *fn) {
+    if (__builtin_expect(g_runtime.state.load(std::memory_order_acquire) == runtime_state::initialized, 1))
+        return WEFT_SUCCESS;
+    return runtime_check_slow(fn);
+}
 
 // Maps a plugin return code to a WEFT_ERR_* code.
 int plugin_error(int plugin_code);
