@@ -5,6 +5,7 @@ packages=(
   cmake g++ make pkg-config git             # toolchain
   libgtest-dev                              # tests
   libucx-dev ucx-utils                      # UCX fabric plugin, ucx_perftest for bench/compare-ucx.sh
+  libfabric-dev libfabric-bin               # libfabric fabric plugin, fi_info
   libpmix-dev                               # PMIx bootstrap (Open MPI mpirun, Slurm srun --mpi=pmix)
   mpich openmpi-bin                         # launchers the tests bootstrap under
   slurmctld slurmd slurm-client munge       # the single-node Slurm cluster of tests/launch
