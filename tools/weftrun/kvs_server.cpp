@@ -235,7 +235,7 @@ void kvs_server::reply_error(conn &c, const std::string &message) {
 void kvs_server::handle_hello(conn &c, std::string_view body) {
     kvs::reader r(body);
     uint8_t op;
-    uint32_t version, rank;
+    uint32_t version = 0, rank = 0;
     std::string_view token;
     std::string refusal;
     if (!r.op(op) || op != kvs::op_hello || !r.u32(version) || !r.bytes(token) || !r.u32(rank) || !r.done())
