@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "comm.hpp"
 #include "stream.hpp"
@@ -211,20 +212,29 @@ extern "C" int weft_finalize(void) {
     if (int rc = runtime_check("weft_finalize")) return rc;
     runtime &r = rt();
     stream_finalize_all();
-    // Once every process is here, MPI's rules guarantee nothing is still in flight that anyone
-    // waits for, so connections close without a flush.  Flushing needs the peer to progress
-    // the endpoint at its end while it is busy closing its own (maybe other) endpoints.
     int rc = r.boot->fence();
+    // Flushing a connection needs its peer to progress the endpoint at the far end, and every
+    // process is now closing all of its endpoints, in no common order.  So each endpoint gets
+    // its own thread: all of them progress at once and every flush can complete.  (Closing
+    // without a flush is not an option: UCX leaks forcibly closed endpoints unless they use
+    // peer error handling, which excludes shared memory.)
+    {
+        std::vector<std::thread> closers;
+        for (auto &v : r.vcis)
+            if (v && !v->peers.empty()) closers.emplace_back([&v] { vci_disconnect_all(*v); });
+        for (auto &t : closers) t.join();
+    }
+    int rc2 = r.boot->fence();
     for (auto &v : r.vcis)
         if (v) vci_close(*v);
     r.vcis.clear();
     comm_finalize_all();
     r.fabric.plugin.fabric_ops.finalize(r.fabric.fabric);
     r.fabric.fabric = nullptr;
-    int rc2 = r.boot->finalize();
+    int rc3 = r.boot->finalize();
     r.boot.reset();
     r.state.store(runtime_state::finalized, std::memory_order_release);
-    return rc != WEFT_SUCCESS ? rc : rc2;
+    return rc != WEFT_SUCCESS ? rc : rc2 != WEFT_SUCCESS ? rc2 : rc3;
 }
 
 extern "C" int weft_initialized(int *flag) {

@@ -170,6 +170,21 @@ int ucx_ep_close(weft_fabric_ep_t *ep)
     auto deadline = std::chrono::steady_clock::now() + UCX_DISCONNECT_TIMEOUT;
     while (ep->peers) {
         weft_fabric_peer *peer = ep->peers;
+        if (fabric->err_mode == UCP_ERR_HANDLING_MODE_NONE && peer->pending_sends != 0) {
+            /* In mode NONE, UCX cannot close a connection that still holds a send without
+             * losing track of its memory: leave it open on the worker, which is kept (the
+             * sends are orphaned, so the worker is), and park the peer with it. */
+            size_t n = ucx_peer_orphan_sends(ep, peer);
+            ucx_log(fabric, WEFT_LOG_WARN,
+                    "ep_close: connection closed with %zu send(s) in flight (e.g. a rendezvous "
+                    "send nobody received): completed as canceled",
+                    n);
+            ucx_ep_guard g(ep);
+            ucx_peer_list_remove(&ep->peers, peer);
+            peer->closed = 1;
+            ucx_peer_list_add(&ep->zombies, peer); /* holds peer->uep for the kept worker */
+            continue;
+        }
         ucs_status_ptr_t sp = ucx_peer_close_start(ep, peer, true);
         if (UCS_PTR_IS_PTR(sp)) {
             if (ucx_wait_request(ep, sp, deadline) == UCS_INPROGRESS)

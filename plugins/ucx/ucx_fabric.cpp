@@ -1,6 +1,8 @@
 /* UCX fabric plugin: the exported plugin descriptor, fabric init/finalize/query, logging. */
 #include "ucx_internal.hpp"
 
+#include <vector>
+
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -226,7 +228,10 @@ int ucx_fabric_finalize(weft_fabric_t *fabric)
     if (fabric->kept_workers == 0) {
         ucp_cleanup(fabric->context);
     } else {
-        /* Workers kept by ep_close (sends in flight) still use the context. */
+        /* Workers kept by ep_close (sends in flight) still use the context; it stays
+         * referenced here, deliberately kept rather than leaked. */
+        static auto *kept_contexts = new std::vector<ucp_context_h>;  // never destroyed
+        kept_contexts->push_back(fabric->context);
         ucx_log(fabric, WEFT_LOG_WARN,
                 "finalize: %zu UCX worker(s) still hold sends in flight; the UCX context is "
                 "kept until the process exits",
