@@ -118,7 +118,10 @@ std::vector<plugin_file> loader_scan() {
 
 bool loader_load(const plugin_file &file, plugin_loaded &out, std::string &why) {
     dlerror();
-    void *dl = dlopen(file.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // RTLD_NODELETE: a vendor library, once its constructors ran, stays mapped even when the
+    // plugin is not chosen; unloading one (atexit handlers, globals its constructors filled)
+    // is riskier than the memory it holds.
+    void *dl = dlopen(file.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (dl == nullptr) {
         const char *e = dlerror();
         why = std::string("dlopen failed: ") + (e ? e : "unknown error");
