@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs dependencies, builds, runs ctest, then builds again with
-# AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite under them.
+# AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite under them, and with
+# ThreadSanitizer for the threaded stream suites.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/deps.sh"
@@ -14,3 +15,10 @@ echo "== build (address,undefined sanitizers)"
 bash "$root/scripts/build.sh" "$root/build-asan" -DWEFT_SANITIZE=address,undefined -DWEFT_STREAM_CHECKS=ON -DWEFT_BUILD_BENCH=OFF >/dev/null
 echo "== ctest under ASan+UBSan"
 (cd "$root/build-asan" && ctest --output-on-failure --timeout 300 -j2)
+
+echo "== build (thread sanitizer: the threaded stream suites)"
+bash "$root/scripts/build.sh" "$root/build-tsan" -DWEFT_SANITIZE=thread -DWEFT_STREAM_CHECKS=ON \
+  -DWEFT_BUILD_BENCH=OFF -DWEFT_TEST_DIRS=streams >/dev/null
+echo "== ctest under TSan"
+# UCX's memory hooks (mmap/munmap interception) crash under TSan's own interceptors.
+(cd "$root/build-tsan" && UCX_MEM_EVENTS=no ctest --output-on-failure --timeout 300 -j2)
