@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Message rate with T threads per process in Weft's three threading modes (global critical
+# section, per-VCI critical sections, streams) against the same loop written directly on UCP
+# (raw-ucx-msgrate, one worker per thread): the MPIX Stream paper's Figure 3 on one node.
+#
+#   bench/compare-modes.sh [options] [BUILD_DIR]        (BUILD_DIR defaults to ./build)
+#
+# Uses BUILD_DIR/bin/{weftrun,weft-msgrate,raw-ucx-msgrate}.  Every configuration is repeated
+# (-r, default 5) with all programs interleaved within a repetition; medians are reported.
+# This is a benchmark, not a test: it prints numbers and judges nothing.
+set -u -o pipefail
+
+usage() {
+    cat <<EOF
+Usage: $0 [options] [BUILD_DIR]
+Runs raw-ucx-msgrate and weft-msgrate -m single|global|vci|stream (WEFT_FABRIC=ucx) for each
+thread count, 8-byte messages, window 64 + ack, and prints median msg/s and the ratio to raw UCX
+with the same thread count.
+
+  -r, --reps N       repetitions (default 5); the median is reported
+  -T, --threads LIST thread counts per process, comma-separated (default 1,2)
+  -i, --iters N      timed iterations (windows of 64) per thread (default 20000)
+      --tls TLS      UCX_TLS (default: \$UCX_TLS, else "shm,self")
+      --cores A,B    rank 0's threads all on core A, rank 1's on core B (default 0,1)
+      --quick        10x fewer iterations (a smoke run)
+      --csv FILE     write the table as CSV to FILE
+      --timeout S    kill any single run after S seconds (default 120)
+      --keep         keep the raw logs (their folder is printed)
+  -h, --help         this text
+
+Mode single (T=1 only) is weft-msgrate's default: weft_init (THREAD_SINGLE), WEFT_COMM_WORLD,
+no lock at all: the reference for what the locks of the other modes cost.
+EOF
+}
+
+reps=5
+tlist=1,2
+iters=20000
+tls=${UCX_TLS:-shm,self}
+cores=0,1
+quick=0
+csv_out=
+run_timeout=120
+keep=0
+build=
+while [ $# -gt 0 ]; do
+    case $1 in
+    -r | --reps) reps=$2; shift 2 ;;
+    -T | --threads) tlist=$2; shift 2 ;;
+    -i | --iters) iters=$2; shift 2 ;;
+    --tls) tls=$2; shift 2 ;;
+    --cores) cores=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
+    --csv) csv_out=$2; shift 2 ;;
+    --timeout) run_timeout=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    -*) echo "$0: unknown option $1" >&2; usage >&2; exit 2 ;;
+    *)
+        if [ -n "$build" ]; then echo "$0: more than one BUILD_DIR" >&2; exit 2; fi
+        build=$1; shift ;;
+    esac
+done
+build=${build:-./build}
+
+die() { echo "$0: $*" >&2; exit 1; }
+is_uint() { case $1 in '' | *[!0-9]*) return 1 ;; *) return 0 ;; esac; }
+for v in reps iters run_timeout; do
+    is_uint "${!v}" && [ "${!v}" -gt 0 ] || die "--${v//_/-} needs a positive integer (got '${!v}')"
+done
+threads=()
+IFS=, read -r -a threads <<<"$tlist"
+[ ${#threads[@]} -gt 0 ] || die "-T needs at least one thread count"
+for t in "${threads[@]}"; do is_uint "$t" && [ "$t" -gt 0 ] || die "bad thread count '$t' in -T $tlist"; done
+[ $quick = 1 ] && iters=$((iters / 10 > 0 ? iters / 10 : 1))
+core0=${cores%%,*}
+core1=${cores#*,}
+is_uint "$core0" && is_uint "$core1" && [ "$core0" != "$core1" ] ||
+    die "--cores needs two different core numbers, e.g. 0,1 (got '$cores')"
+command -v taskset >/dev/null || die "taskset not found (util-linux)"
+command -v timeout >/dev/null || die "timeout not found (coreutils)"
+for c in "$core0" "$core1"; do taskset -c "$c" true 2>/dev/null || die "cannot pin to core $c"; done
+
+weftrun=$build/bin/weftrun
+msgrate=$build/bin/weft-msgrate
+raw=$build/bin/raw-ucx-msgrate
+for f in "$weftrun" "$msgrate" "$raw"; do
+    [ -x "$f" ] || die "$f not found or not executable (build it, or pass the build dir)"
+done
+
+logs=$(mktemp -d "${TMPDIR:-/tmp}/weft-compare-modes.XXXXXX") || die "mktemp failed"
+cleanup() { if [ $keep = 1 ]; then echo "raw logs kept in $logs"; else rm -rf "$logs"; fi; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# run NAME T LOG PROG ARGS...: both ranks under taskset core0,core1; -p pins rank r (with all
+# its threads) to the r-th of them.  Prints msg/s (CSV column 8) or fails.  raw-ucx-msgrate
+# exchanges worker addresses through files in a fresh RAW_UCX_DIR per run.
+run() {
+    local name=$1 t=$2 log=$3; shift 3
+    local csv=$log.csv rc=0 v
+    rm -f "$csv"
+    RAW_UCX_DIR=$log.addr WEFT_FABRIC=ucx UCX_TLS=$tls timeout "$run_timeout" \
+        taskset -c "$core0,$core1" "$weftrun" -n 2 "$@" -t "$t" -i "$iters" \
+        -w $((iters / 100 + 1)) -p -c "$csv" >"$log" 2>&1 || rc=$?
+    v=$(awk -F, 'NR == 2 { print $8 }' "$csv" 2>/dev/null)
+    if [ $rc != 0 ] || [ -z "$v" ]; then
+        echo "  $name T=$t failed (rc $rc); log:" >&2
+        sed 's/^/    /' "$log" | tail -n 15 >&2
+        return 1
+    fi
+    echo "$v"
+}
+
+median() {
+    [ $# -gt 0 ] || return 0
+    printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.0f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.3f\n", a / b }'; }
+modes() { if [ "$1" = 1 ]; then echo "raw-ucx single global vci stream"; else echo "raw-ucx global vci stream"; fi; }
+
+echo "# weft-msgrate modes vs raw UCP: UCX_TLS=$tls, WEFT_FABRIC=ucx, 8 B, window 64 + ack, $iters windows/thread, $reps repetition(s), medians"
+echo "# $(ucx_info -v 2>/dev/null | head -n1 | sed 's/^# *//') ; build dir $build"
+echo "# pinning: all threads of rank 0 on core $core0, all threads of rank 1 on core $core1 ($(nproc) CPUs online)"
+for t in "${threads[@]}"; do
+    [ "$t" -gt 1 ] && echo "# T=$t: $((2 * t)) busy-polling threads on these 2 cores (each ${t}x oversubscribed): T=$t rates measure time-slicing as much as the library"
+done
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (other load skews every mode)"
+declare -A samples
+failed=0
+for rep in $(seq 1 "$reps"); do
+    line="## repetition $rep/$reps:"
+    for t in "${threads[@]}"; do
+        for m in $(modes "$t"); do
+            log=$logs/$m.$t.$rep
+            if [ "$m" = raw-ucx ]; then v=$(run "$m" "$t" "$log" "$raw")
+            else v=$(run "$m" "$t" "$log" "$msgrate" -m "$m"); fi
+            if [ -n "$v" ]; then samples[$m.$t]="${samples[$m.$t]-} $v"; line+=" $m/T$t=$v"
+            else failed=1; fi
+        done
+    done
+    echo "$line"
+done
+
+echo
+echo "# Summary (median of $reps; msg/s summed over all threads; ratio = mode / raw-ucx at the same T)"
+printf '%-8s %7s %14s %11s\n' mode threads "msg/s" "vs raw-ucx"
+[ -n "$csv_out" ] && echo "mode,threads,msg_per_s,ratio_to_raw_ucx,reps,ucx_tls" >"$csv_out"
+for t in "${threads[@]}"; do
+    # shellcheck disable=SC2086
+    base=$(median ${samples[raw-ucx.$t]-})
+    for m in $(modes "$t"); do
+        # shellcheck disable=SC2086
+        med=$(median ${samples[$m.$t]-})
+        r=$(ratio "$med" "$base")
+        printf '%-8s %7s %14s %11s\n' "$m" "$t" "${med:-n/a}" "$r"
+        [ -n "$csv_out" ] && echo "$m,$t,${med},$r,$reps,\"$tls\"" >>"$csv_out"
+    done
+done
+echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+for t in "${threads[@]}"; do for m in $(modes "$t"); do echo "# samples $m T=$t:${samples[$m.$t]-}"; done; done
+exit $failed
