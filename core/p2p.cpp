@@ -295,6 +295,17 @@ extern "C" int weft_recv(void *buf, size_t count, weft_datatype type, int source
 
 extern "C" int weft_isend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
                           weft_request *request) {
+    if (__builtin_expect(request != nullptr, 1)) {
+        p2p_op op;
+        if (__builtin_expect(fast_args(handle, type, count, buf, dest, tag, op.c, op.b.type, op.b.bytes), 1)) {
+            op.b.buf = buf;
+            op.b.count = count;
+            op.li = 0;
+            op.peer_idx = 0;
+            op.s = op.c->local_streams[0];
+            return do_start(true, op, type, dest, tag, request, "weft_isend");
+        }
+    }
     p2p_op op;
     if (int rc = check_p2p("weft_isend", buf, count, type, dest, false, tag, handle, 0, 0, op)) return rc;
     return do_start(true, op, type, dest, tag, request, "weft_isend");
@@ -302,6 +313,17 @@ extern "C" int weft_isend(const void *buf, size_t count, weft_datatype type, int
 
 extern "C" int weft_irecv(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm handle,
                           weft_request *request) {
+    if (__builtin_expect(request != nullptr, 1)) {
+        p2p_op op;
+        if (__builtin_expect(fast_args(handle, type, count, buf, source, tag, op.c, op.b.type, op.b.bytes), 1)) {
+            op.b.buf = buf;
+            op.b.count = count;
+            op.li = 0;
+            op.peer_idx = 0;
+            op.s = op.c->local_streams[0];
+            return do_start(false, op, type, source, tag, request, "weft_irecv");
+        }
+    }
     p2p_op op;
     if (int rc = check_p2p("weft_irecv", buf, count, type, source, true, tag, handle, 0, 0, op)) return rc;
     return do_start(false, op, type, source, tag, request, "weft_irecv");

@@ -1,4 +1,7 @@
 // Completion: wait, test, waitall, waitany, testall, cancel.
+#include <memory>
+#include <new>
+
 #include "error.hpp"
 #include "runtime.hpp"
 
@@ -72,23 +75,38 @@ extern "C" int weft_test(weft_request *handle, int *flag, weft_status *status) {
 
 extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status statuses[]) {
     if (int rc = runtime_check("weft_waitall")) return rc;
-    if (int rc = check_requests("weft_waitall", count, requests)) return rc;
+    if (count != 0 && requests == nullptr) return fail(WEFT_ERR_ARG, "weft_waitall: requests must not be NULL");
+    // Resolve (and validate) every handle once; a window of requests fits on the stack.
+    constexpr size_t on_stack = 128;
+    request *stack_reqs[on_stack];
+    std::unique_ptr<request *[]> heap_reqs;
+    request **reqs = stack_reqs;
+    if (count > on_stack) {
+        heap_reqs.reset(new (std::nothrow) request *[count]);
+        if (!heap_reqs) return fail(WEFT_ERR_NO_MEM, "weft_waitall: %zu requests", count);
+        reqs = heap_reqs.get();
+    }
+    for (size_t i = 0; i < count; ++i) {
+        reqs[i] = nullptr;
+        if (requests[i] == WEFT_REQUEST_NULL) continue;
+        if ((reqs[i] = request_lookup(requests[i])) == nullptr)
+            return fail(WEFT_ERR_REQUEST, "weft_waitall: requests[%zu] = 0x%x is not a valid request", i, requests[i]);
+    }
     // Progress every endpoint involved, round-robin, rather than one request at a time: a
     // receive on one local stream may need a send on another to progress (two streams of one
-    // thread exchanging a rendezvous-sized message).
+    // thread exchanging a rendezvous-sized message).  first_pending skips the finished prefix.
+    size_t first_pending = 0;
     for (unsigned idle = 0;;) {
-        bool all_done = true;
+        while (first_pending < count && (reqs[first_pending] == nullptr || done(reqs[first_pending]))) ++first_pending;
+        if (first_pending == count) break;
         int progressed = 0;
         vci *last = nullptr;
-        for (size_t i = 0; i < count; ++i) {
-            if (requests[i] == WEFT_REQUEST_NULL) continue;
-            request *r = request_lookup(requests[i]);
-            if (done(r)) continue;
-            all_done = false;
-            if (r->endpoint != last) progressed += r->endpoint->progress();
+        for (size_t i = first_pending; i < count; ++i) {
+            request *r = reqs[i];
+            if (r == nullptr || r->endpoint == last || done(r)) continue;
             last = r->endpoint;
+            progressed += last->progress();
         }
-        if (all_done) break;
         if (progressed > 0) {
             idle = 0;
         } else if (++idle == 512) {
@@ -101,11 +119,11 @@ extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status s
     size_t errors = 0;
     for (size_t i = 0; i < count; ++i) {
         weft_status *st = statuses == WEFT_STATUSES_IGNORE ? WEFT_STATUS_IGNORE : &statuses[i];
-        if (requests[i] == WEFT_REQUEST_NULL) {
+        if (reqs[i] == nullptr) {
             empty_status(st);
             continue;
         }
-        if (int rc = retire(request_lookup(requests[i]), &requests[i], st)) {
+        if (int rc = retire(reqs[i], &requests[i], st)) {
             if (errors++ == 0) first_error = rc;
         }
     }
