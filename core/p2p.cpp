@@ -293,40 +293,38 @@ extern "C" int weft_recv(void *buf, size_t count, weft_datatype type, int source
     return do_recv(op, source, tag, status);
 }
 
+namespace weft {
+namespace {
+
+// weft_isend/weft_irecv: the fast path when the arguments allow it, else the full checker.
+int start_conventional(bool is_send, const void *buf, size_t count, weft_datatype type, int peer, int tag,
+                       weft_comm handle, weft_request *request, const char *fn) {
+    p2p_op op;
+    if (__builtin_expect(request != nullptr && fast_args(handle, type, count, buf, peer, tag, op.c, op.b.type,
+                                                         op.b.bytes),
+                         1)) {
+        op.b.buf = buf;
+        op.b.count = count;
+        op.li = 0;
+        op.peer_idx = 0;
+        op.s = op.c->local_streams[0];
+    } else if (int rc = check_p2p(fn, buf, count, type, peer, !is_send, tag, handle, 0, 0, op)) {
+        return rc;
+    }
+    return do_start(is_send, op, type, peer, tag, request, fn);
+}
+
+}  // namespace
+}  // namespace weft
+
 extern "C" int weft_isend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
                           weft_request *request) {
-    if (__builtin_expect(request != nullptr, 1)) {
-        p2p_op op;
-        if (__builtin_expect(fast_args(handle, type, count, buf, dest, tag, op.c, op.b.type, op.b.bytes), 1)) {
-            op.b.buf = buf;
-            op.b.count = count;
-            op.li = 0;
-            op.peer_idx = 0;
-            op.s = op.c->local_streams[0];
-            return do_start(true, op, type, dest, tag, request, "weft_isend");
-        }
-    }
-    p2p_op op;
-    if (int rc = check_p2p("weft_isend", buf, count, type, dest, false, tag, handle, 0, 0, op)) return rc;
-    return do_start(true, op, type, dest, tag, request, "weft_isend");
+    return start_conventional(true, buf, count, type, dest, tag, handle, request, "weft_isend");
 }
 
 extern "C" int weft_irecv(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm handle,
                           weft_request *request) {
-    if (__builtin_expect(request != nullptr, 1)) {
-        p2p_op op;
-        if (__builtin_expect(fast_args(handle, type, count, buf, source, tag, op.c, op.b.type, op.b.bytes), 1)) {
-            op.b.buf = buf;
-            op.b.count = count;
-            op.li = 0;
-            op.peer_idx = 0;
-            op.s = op.c->local_streams[0];
-            return do_start(false, op, type, source, tag, request, "weft_irecv");
-        }
-    }
-    p2p_op op;
-    if (int rc = check_p2p("weft_irecv", buf, count, type, source, true, tag, handle, 0, 0, op)) return rc;
-    return do_start(false, op, type, source, tag, request, "weft_irecv");
+    return start_conventional(false, buf, count, type, source, tag, handle, request, "weft_irecv");
 }
 
 extern "C" int weft_stream_send(const void *buf, size_t count, weft_datatype type, int dest, int tag,
