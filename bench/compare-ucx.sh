@@ -250,6 +250,17 @@ printf '%-34s %14s %14s %12s\n' "metric (8-byte messages)" "ucx_perftest" "weft"
 printf '%-34s %14s %14s %12s\n' "one-way latency (us)" "${m_ucx_lat:-n/a}" "${m_weft_lat:-n/a}" "$r_lat"
 printf '%-34s %14s %14s %12s\n' "message rate (msg/s)" "${m_ucx_mr:-n/a}" "${m_weft_mr:-n/a}" "$r_mr"
 echo "# latency ratio > 1: Weft slower; message-rate ratio < 1: Weft slower"
+# This kind of VM drifts between a fast and a slow phase lasting several runs, which medians of
+# each side taken separately can mix up; a repetition's own pair of runs (back to back) is
+# usually in one phase, so the median of per-repetition ratios is the steadier comparison.
+pair_ratios() {  # pair_ratios "a1 a2 .." "b1 b2 ..": median of ai/bi
+    awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); m = split(b, y, " "); k = 0
+        for (i = 1; i <= n && i <= m; i++) if (y[i] + 0 != 0) r[++k] = x[i] / y[i]
+        if (k == 0) { print "n/a"; exit }
+        for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+        printf "%.3f\n", (k % 2) ? r[(k + 1) / 2] : (r[k / 2] + r[k / 2 + 1]) / 2 }'
+}
+echo "# median of per-repetition ratios: latency $(pair_ratios "${weft_lat[*]-}" "${ucx_lat[*]-}"), message rate $(pair_ratios "${weft_mr[*]-}" "${ucx_mr[*]-}")"
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# samples: ucx_lat=[${ucx_lat[*]-}] weft_lat=[${weft_lat[*]-}] ucx_mr=[${ucx_mr[*]-}] weft_mr=[${weft_mr[*]-}]"
 
