@@ -21,4 +21,6 @@ bash "$root/scripts/build.sh" "$root/build-tsan" -DWEFT_SANITIZE=thread -DWEFT_S
   -DWEFT_BUILD_BENCH=OFF -DWEFT_TEST_DIRS=streams >/dev/null
 echo "== ctest under TSan"
 # UCX's memory hooks (mmap/munmap interception) crash under TSan's own interceptors.
-(cd "$root/build-tsan" && UCX_MEM_EVENTS=no ctest --output-on-failure --timeout 300 -j2)
+# TSan slows the threaded suites several-fold: WEFT_TEST_TIME_SCALE stretches their watchdogs,
+# and the suites run one at a time.
+(cd "$root/build-tsan" && UCX_MEM_EVENTS=no WEFT_TEST_TIME_SCALE=3 ctest --output-on-failure --timeout 300 -j1)
