@@ -23,4 +23,9 @@ echo "== ctest under TSan"
 # UCX's memory hooks (mmap/munmap interception) crash under TSan's own interceptors.
 # TSan slows the threaded suites several-fold: WEFT_TEST_TIME_SCALE stretches their watchdogs,
 # and the suites run one at a time.
-(cd "$root/build-tsan" && UCX_MEM_EVENTS=no WEFT_TEST_TIME_SCALE=3 ctest --output-on-failure --timeout 300 -j1)
+# The .ofi variants are left out here: with libfabric 1.17 loaded, TSan now and then reports the
+# whole process teardown as running inside a signal handler ("signal-unsafe call inside of a
+# signal" on ordinary frees at exit), not a race.  The same threaded core code runs on ucx here,
+# and the .ofi variants run in the plain and ASan phases.
+(cd "$root/build-tsan" && UCX_MEM_EVENTS=no WEFT_TEST_TIME_SCALE=3 \
+  ctest --output-on-failure --timeout 300 -j1 -E '[.]ofi$')
