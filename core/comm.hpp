@@ -35,6 +35,8 @@ struct comm {
     // Requests not yet completed by wait/test, per local index (each counted under that
     // endpoint's serialization, so no atomics on the stream path).
     std::vector<int> pending;
+    // Collectives started on this communicator; each takes the next tag (same order everywhere).
+    uint32_t coll_seq = 0;
 };
 
 extern handle_table<comm> g_comm_table;

@@ -404,7 +404,7 @@ extern "C" int weft_probe(int source, int tag, weft_comm handle, weft_status *st
     for (unsigned polls = 1;; ++polls) {
         if (int rc = weft_iprobe(source, tag, handle, &flag, status)) return rc;
         if (flag) return WEFT_SUCCESS;
-        if (polls % 512 == 0) sched_yield();  // see vci_progress_until
+        if (polls % g_polls_before_yield == 0) sched_yield();  // see vci_progress_until
     }
 }
 

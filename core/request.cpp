@@ -18,6 +18,7 @@ void request_on_complete(void *context, const weft_fabric_completion_t *c) {
 }
 
 int request_finish(request &r, weft_status *status) {
+    if (r.op == request::kind::coll) return coll_request_finish(r, status);
     int err = WEFT_SUCCESS;
     bool cancelled = r.fabric_status == WEFT_PLUGIN_ERR_CANCELED;
     if (r.fabric_status == WEFT_PLUGIN_ERR_TRUNCATE)

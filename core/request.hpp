@@ -15,9 +15,10 @@
 namespace weft {
 
 struct vci;
+struct coll_sched;
 
 struct request {
-    enum class kind : uint8_t { send, recv, done };  // done: completed at post (PROC_NULL)
+    enum class kind : uint8_t { send, recv, done, coll };  // done: completed at post (PROC_NULL)
     std::atomic<bool> complete{false};
     kind op = kind::send;
     bool in_use = false;
@@ -31,6 +32,7 @@ struct request {
     size_t user_count = 0;
     std::shared_ptr<const datatype> type;  // held only for derived types
     vci *endpoint = nullptr;
+    coll_sched *sched = nullptr;  // kind::coll: the nonblocking collective, owned
     uint32_t slot = 0;
     // Counters of the communicator (per local index) and stream the request was posted on,
     // decremented when wait/test retires it (weft_comm_free/weft_stream_free check them).
@@ -43,6 +45,8 @@ void request_on_complete(void *context, const weft_fabric_completion_t *c);
 
 // Fills status (may be null) and returns the operation's error code; releases staging.
 int request_finish(request &r, weft_status *status);
+// The same for a nonblocking collective: its error, an empty status; frees the schedule.
+int coll_request_finish(request &r, weft_status *status);
 
 // Per-endpoint pool of requests addressed by handle; used under the endpoint's serialization.
 class request_pool {

@@ -1,6 +1,8 @@
 // weft_init / weft_finalize and the environment calls.
 #include "runtime.hpp"
 
+#include <sched.h>
+
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include "stream.hpp"
 #include "error.hpp"
 #include "info.hpp"
+#include "op.hpp"
 
 namespace weft {
 
@@ -79,6 +82,7 @@ void teardown(runtime &r) {
         if (v) vci_close(*v);
     r.vcis.clear();
     comm_finalize_all();
+    op_finalize_all();
     if (r.fabric.fabric != nullptr) r.fabric.plugin.fabric_ops.finalize(r.fabric.fabric);
     r.fabric = fabric_open{};
     if (r.boot) r.boot->finalize();
@@ -102,7 +106,28 @@ int env_count(const char *name, uint32_t fallback, uint32_t lo, uint32_t hi, uin
     return WEFT_SUCCESS;
 }
 
+// Processes on this node, as the launcher tells it (weftrun, Open MPI, MPICH's Hydra, Slurm);
+// 0 when unknown.
+uint32_t local_processes() {
+    for (const char *name : {"WEFT_LOCAL_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMIX_LOCAL_SIZE"})
+        if (const char *v = std::getenv(name)) return static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
+    // Slurm: "4" or "4(x2),3" per node; the first node's count is this one's when uniform.
+    if (const char *v = std::getenv("SLURM_STEP_TASKS_PER_NODE")) return static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
+    return 0;
+}
+
+int read_yield_config() {
+    cpu_set_t set;
+    uint32_t cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<uint32_t>(CPU_COUNT(&set)) : 1;
+    uint32_t fallback = local_processes() > cpus ? 1 : 512;
+    uint32_t polls;
+    if (int rc = env_count("WEFT_POLLS_BEFORE_YIELD", fallback, 1, 1u << 30, polls)) return rc;
+    g_polls_before_yield = polls;
+    return WEFT_SUCCESS;
+}
+
 int read_endpoint_config(runtime &r) {
+    if (int rc = read_yield_config()) return rc;
     if (int rc = env_count("WEFT_NUM_VCIS", 1, 1, 64, r.num_implicit)) return rc;
     if (int rc = env_count("WEFT_RESERVED_VCIS", 8, 0, 191, r.num_reserved)) return rc;
     const char *cs = std::getenv("WEFT_THREAD_CS");
@@ -229,6 +254,7 @@ extern "C" int weft_finalize(void) {
         if (v) vci_close(*v);
     r.vcis.clear();
     comm_finalize_all();
+    op_finalize_all();
     r.fabric.plugin.fabric_ops.finalize(r.fabric.fabric);
     r.fabric.fabric = nullptr;
     int rc3 = r.boot->finalize();

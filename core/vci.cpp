@@ -62,15 +62,17 @@ int vci_peer(vci &v, const remote_ep &remote, weft_fabric_peer_t **peer) {
     return WEFT_SUCCESS;
 }
 
+unsigned g_polls_before_yield = 512;
+
 void vci_progress_others(vci &self) {
     runtime &r = rt();
     for (uint32_t i = 0; i < r.num_implicit; ++i) {
         vci &v = *r.vcis[i];
         if (&v == &self) continue;
         if (!v.locking) {
-            v.ops->ep_progress(v.ep);
+            v.progress_held();
         } else if (v.cs->try_lock()) {
-            v.ops->ep_progress(v.ep);
+            v.progress_held();
             v.cs->unlock();
         }
     }

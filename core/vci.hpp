@@ -22,6 +22,10 @@ struct remote_ep {
     std::string address;
 };
 
+struct coll_sched;
+// Advances the collectives running on v (caller holds v); returns how many made progress.
+int coll_progress(vci &v);
+
 struct vci {
     uint32_t index = 0;
     weft_fabric_ep_t *ep = nullptr;
@@ -35,6 +39,8 @@ struct vci {
     std::mutex own_cs;
     std::mutex *cs = &own_cs;
     bool locking = false;
+    // Collectives in flight on this endpoint, advanced by every progress of it.
+    coll_sched *colls = nullptr;
 
     explicit vci(uint32_t i) : index(i), requests(i) {}
 
@@ -44,9 +50,15 @@ struct vci {
     void leave() {
         if (locking) cs->unlock();
     }
+    // Caller holds the endpoint.
+    int progress_held() {
+        int n = ops->ep_progress(ep);
+        if (colls != nullptr) n += coll_progress(*this);
+        return n;
+    }
     int progress() {
         enter();
-        int n = ops->ep_progress(ep);
+        int n = progress_held();
         leave();
         return n;
     }
@@ -58,6 +70,12 @@ struct vci {
 // never touched: they belong to their stream's serial context.
 void vci_progress_others(vci &self);
 
+// Idle polls after which a waiting thread progresses other endpoints and yields its core:
+// 512 normally; 1 when the node runs more processes than this process has cores, where a
+// spinning waiter keeps the peer it waits for off the CPU (Open MPI yields then too).
+// WEFT_POLLS_BEFORE_YIELD overrides.  Set at init.
+extern unsigned g_polls_before_yield;
+
 // Progresses v until done() holds.  After a run of idle polls it progresses the other implicit
 // endpoints and yields the core: with more processes than cores (the usual case in tests and
 // on shared nodes) a pure spin keeps the peer it waits for from running.
@@ -67,7 +85,7 @@ void vci_progress_until(vci &v, Done &&done) {
     while (!done()) {
         if (v.progress() > 0) {
             idle = 0;
-        } else if (++idle == 512) {
+        } else if (++idle >= g_polls_before_yield) {
             idle = 0;
             vci_progress_others(v);
             sched_yield();

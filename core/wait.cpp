@@ -109,7 +109,7 @@ extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status s
         }
         if (progressed > 0) {
             idle = 0;
-        } else if (++idle == 512) {
+        } else if (++idle >= g_polls_before_yield) {
             idle = 0;
             vci_progress_others(*last);
             sched_yield();
@@ -169,7 +169,7 @@ extern "C" int weft_waitany(size_t count, weft_request requests[], size_t *index
         }
         for (size_t i = 0; i < count; ++i)
             if (requests[i] != WEFT_REQUEST_NULL) request_lookup(requests[i])->endpoint->progress();
-        if (polls % 512 == 0) sched_yield();  // see vci_progress_until
+        if (polls % g_polls_before_yield == 0) sched_yield();  // see vci_progress_until
     }
 }
 

@@ -291,6 +291,107 @@ WEFT_API int weft_probe(int source, int tag, weft_comm comm, weft_status *status
 WEFT_API int weft_iprobe(int source, int tag, weft_comm comm, int *flag, weft_status *status);
 WEFT_API int weft_get_count(const weft_status *status, weft_datatype datatype, size_t *count);
 
+/* ---- Reduction operations ---- */
+/* A user reduction: inoutvec[i] = invec[i] op inoutvec[i] for *len elements of *datatype.
+ * commute = 0 declares the operation non-commutative: operands are then combined in rank
+ * order. */
+typedef void weft_user_function(void *invec, void *inoutvec, size_t *len, weft_datatype *datatype);
+WEFT_API int weft_op_create(weft_user_function *user_fn, int commute, weft_op *op);
+/* An operation freed while a nonblocking collective uses it stays alive until that completes. */
+WEFT_API int weft_op_free(weft_op *op);
+
+/* ---- Collectives ----
+ * On every communicator kind: conventional ones run on their implicit endpoint, stream
+ * communicators on the attached stream's endpoint, multiplex communicators on local stream
+ * index 0 (every process must then attach at least one stream).  Every process calls the
+ * same collectives in the same order; nonblocking ones complete through wait/test (or any
+ * progress of the endpoint).  Datatypes may be derived; reductions take built-in datatypes
+ * with a built-in operation, or any contiguous datatype with a user operation.
+ * Algorithms are chosen by message size and process count; WEFT_COLL_<NAME>=<algorithm>
+ * forces one (weft-info lists them).  Displacements are in elements of the datatype. */
+#define WEFT_IN_PLACE ((void *)-1)
+
+WEFT_API int weft_barrier(weft_comm comm);
+WEFT_API int weft_bcast(void *buffer, size_t count, weft_datatype datatype, int root, weft_comm comm);
+WEFT_API int weft_reduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype,
+                         weft_op op, int root, weft_comm comm);
+WEFT_API int weft_allreduce(const void *sendbuf, void *recvbuf, size_t count,
+                            weft_datatype datatype, weft_op op, weft_comm comm);
+WEFT_API int weft_gather(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                         void *recvbuf, size_t recvcount, weft_datatype recvtype, int root,
+                         weft_comm comm);
+WEFT_API int weft_gatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                          void *recvbuf, const size_t recvcounts[], const size_t displs[],
+                          weft_datatype recvtype, int root, weft_comm comm);
+WEFT_API int weft_scatter(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                          void *recvbuf, size_t recvcount, weft_datatype recvtype, int root,
+                          weft_comm comm);
+WEFT_API int weft_scatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
+                           weft_datatype sendtype, void *recvbuf, size_t recvcount,
+                           weft_datatype recvtype, int root, weft_comm comm);
+WEFT_API int weft_allgather(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                            void *recvbuf, size_t recvcount, weft_datatype recvtype,
+                            weft_comm comm);
+WEFT_API int weft_allgatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                             void *recvbuf, const size_t recvcounts[], const size_t displs[],
+                             weft_datatype recvtype, weft_comm comm);
+WEFT_API int weft_alltoall(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                           void *recvbuf, size_t recvcount, weft_datatype recvtype,
+                           weft_comm comm);
+WEFT_API int weft_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
+                            weft_datatype sendtype, void *recvbuf, const size_t recvcounts[],
+                            const size_t rdispls[], weft_datatype recvtype, weft_comm comm);
+WEFT_API int weft_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                       weft_datatype datatype, weft_op op, weft_comm comm);
+WEFT_API int weft_scan(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype,
+                       weft_op op, weft_comm comm);
+WEFT_API int weft_exscan(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype,
+                         weft_op op, weft_comm comm);
+
+WEFT_API int weft_ibarrier(weft_comm comm, weft_request *request);
+WEFT_API int weft_ibcast(void *buffer, size_t count, weft_datatype datatype, int root,
+                         weft_comm comm, weft_request *request);
+WEFT_API int weft_ireduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype,
+                          weft_op op, int root, weft_comm comm, weft_request *request);
+WEFT_API int weft_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
+                             weft_datatype datatype, weft_op op, weft_comm comm,
+                             weft_request *request);
+WEFT_API int weft_igather(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                          void *recvbuf, size_t recvcount, weft_datatype recvtype, int root,
+                          weft_comm comm, weft_request *request);
+WEFT_API int weft_igatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                           void *recvbuf, const size_t recvcounts[], const size_t displs[],
+                           weft_datatype recvtype, int root, weft_comm comm,
+                           weft_request *request);
+WEFT_API int weft_iscatter(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                           void *recvbuf, size_t recvcount, weft_datatype recvtype, int root,
+                           weft_comm comm, weft_request *request);
+WEFT_API int weft_iscatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
+                            weft_datatype sendtype, void *recvbuf, size_t recvcount,
+                            weft_datatype recvtype, int root, weft_comm comm,
+                            weft_request *request);
+WEFT_API int weft_iallgather(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                             void *recvbuf, size_t recvcount, weft_datatype recvtype,
+                             weft_comm comm, weft_request *request);
+WEFT_API int weft_iallgatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                              void *recvbuf, const size_t recvcounts[], const size_t displs[],
+                              weft_datatype recvtype, weft_comm comm, weft_request *request);
+WEFT_API int weft_ialltoall(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                            void *recvbuf, size_t recvcount, weft_datatype recvtype,
+                            weft_comm comm, weft_request *request);
+WEFT_API int weft_ialltoallv(const void *sendbuf, const size_t sendcounts[],
+                             const size_t sdispls[], weft_datatype sendtype, void *recvbuf,
+                             const size_t recvcounts[], const size_t rdispls[],
+                             weft_datatype recvtype, weft_comm comm, weft_request *request);
+WEFT_API int weft_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                        weft_datatype datatype, weft_op op, weft_comm comm,
+                                        weft_request *request);
+WEFT_API int weft_iscan(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype,
+                        weft_op op, weft_comm comm, weft_request *request);
+WEFT_API int weft_iexscan(const void *sendbuf, void *recvbuf, size_t count,
+                          weft_datatype datatype, weft_op op, weft_comm comm,
+                          weft_request *request);
+
 #ifdef __cplusplus
 }
 #endif

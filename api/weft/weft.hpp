@@ -75,6 +75,20 @@ WEFT_CXX_TYPE(float, WEFT_FLOAT);
 WEFT_CXX_TYPE(double, WEFT_DOUBLE);
 WEFT_CXX_TYPE(long double, WEFT_LONG_DOUBLE);
 WEFT_CXX_TYPE(bool, WEFT_C_BOOL);
+
+// (value, index) pairs for WEFT_MINLOC / WEFT_MAXLOC, laid out as the C structs of the WEFT_*_INT
+// pair types.
+template <class T>
+struct value_index {
+    T value;
+    int index;
+    friend constexpr bool operator==(const value_index &, const value_index &) = default;
+};
+WEFT_CXX_TYPE(value_index<float>, WEFT_FLOAT_INT);
+WEFT_CXX_TYPE(value_index<double>, WEFT_DOUBLE_INT);
+WEFT_CXX_TYPE(value_index<long>, WEFT_LONG_INT);
+WEFT_CXX_TYPE(value_index<int>, WEFT_2INT);
+WEFT_CXX_TYPE(value_index<short>, WEFT_SHORT_INT);
 #undef WEFT_CXX_TYPE
 
 // Types with a built-in datatype (cv-qualifiers ignored, so spans of const T qualify).
@@ -232,6 +246,92 @@ class Datatype {
     }
     weft_datatype h_ = WEFT_DATATYPE_NULL;
 };
+
+// ---- Reduction operations ----
+
+// The built-in operations, for code that prefers names to the WEFT_* macros (which work too).
+namespace ops {
+inline constexpr weft_op max = WEFT_MAX;
+inline constexpr weft_op min = WEFT_MIN;
+inline constexpr weft_op sum = WEFT_SUM;
+inline constexpr weft_op prod = WEFT_PROD;
+inline constexpr weft_op land = WEFT_LAND;
+inline constexpr weft_op band = WEFT_BAND;
+inline constexpr weft_op lor = WEFT_LOR;
+inline constexpr weft_op bor = WEFT_BOR;
+inline constexpr weft_op lxor = WEFT_LXOR;
+inline constexpr weft_op bxor = WEFT_BXOR;
+inline constexpr weft_op minloc = WEFT_MINLOC;  // on value_index<T> (the WEFT_*_INT pair types)
+inline constexpr weft_op maxloc = WEFT_MAXLOC;
+}  // namespace ops
+
+// An owned user operation (weft_op_create), freed by the destructor.  Built-ins need no
+// wrapper: use the WEFT_* handles or weft::ops.  A collective still using the operation keeps
+// it alive after the free.
+class Op {
+  public:
+    Op() = default;
+    explicit Op(weft_op adopt) noexcept : h_(adopt) {}
+    // fn(invec, inoutvec, len, datatype): inoutvec[i] = invec[i] op inoutvec[i].
+    explicit Op(weft_user_function *fn, bool commute = true) { check(weft_op_create(fn, commute ? 1 : 0, &h_)); }
+    ~Op() { reset(); }
+    Op(const Op &) = delete;
+    Op &operator=(const Op &) = delete;
+    Op(Op &&o) noexcept : h_(std::exchange(o.h_, WEFT_OP_NULL)) {}
+    Op &operator=(Op &&o) noexcept {
+        if (this != &o) {
+            reset();
+            h_ = std::exchange(o.h_, WEFT_OP_NULL);
+        }
+        return *this;
+    }
+
+    // An operation on elements of T from a stateless callable: f(const T &in, const T &inout)
+    // returns the new inout value.  The datatype passed to the collective must hold T elements
+    // (e.g. datatype_of_v<T>, or a contiguous type of them).
+    template <class T, class F>
+        requires(std::is_empty_v<F> && std::is_default_constructible_v<F> &&
+                 std::is_invocable_r_v<T, const F &, const T &, const T &>)
+    static Op create(F, bool commute = true) {
+        weft_user_function *fn = [](void *in, void *inout, size_t *len, weft_datatype *type) {
+            size_t n = *len;
+            size_t bytes = 0;
+            // A contiguous derived type carries several T per element.
+            if (weft_type_size(*type, &bytes) == WEFT_SUCCESS && bytes > sizeof(T)) n *= bytes / sizeof(T);
+            const F f{};
+            const T *a = static_cast<const T *>(in);
+            T *b = static_cast<T *>(inout);
+            for (size_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
+        };
+        return Op(fn, commute);
+    }
+
+    weft_op handle() const noexcept { return h_; }
+    operator weft_op() const noexcept { return h_; }
+    weft_op release() noexcept { return std::exchange(h_, WEFT_OP_NULL); }
+
+  private:
+    void reset() noexcept {
+        if (h_ != WEFT_OP_NULL) weft_op_free(&h_);
+        h_ = WEFT_OP_NULL;
+    }
+    weft_op h_ = WEFT_OP_NULL;
+};
+
+namespace detail {
+// Throws std::invalid_argument when a span's length does not fit the collective.
+inline void check_count(bool ok, const char *fn, const char *what, size_t got, const char *want_text,
+                        size_t want) {
+    if (!ok)
+        throw std::invalid_argument(std::string("weft::Comm::") + fn + ": " + what + " has " +
+                                    std::to_string(got) + " elements, " + want_text + " " +
+                                    std::to_string(want));
+}
+// The element type of an input span (const or not) matches the output span's.
+template <class In, class Out>
+concept same_elements = builtin_type<Out> && !std::is_const_v<Out> &&
+                        std::is_same_v<std::remove_cv_t<In>, std::remove_cv_t<Out>>;
+}  // namespace detail
 
 // ---- Status and requests ----
 
@@ -402,6 +502,175 @@ class Comm {
         weft_stream s = WEFT_STREAM_NULL;
         check(weft_comm_get_stream(c_, idx, &s));
         return s;
+    }
+
+    // ---- Collectives ----
+    // Every process calls the same collectives in the same order.  The typed forms take the
+    // datatype from T and check span lengths (std::invalid_argument on a mismatch; on roots
+    // only where the buffer matters only there); the raw forms take any datatype, derived ones
+    // included, and WEFT_IN_PLACE where weft.h allows it.  Nonblocking forms return a Request:
+    // the buffers must stay alive and untouched until it completes.
+
+    void barrier() const { check(weft_barrier(c_)); }
+    Request ibarrier() const {
+        weft_request r = WEFT_REQUEST_NULL;
+        check(weft_ibarrier(c_, &r));
+        return Request(r);
+    }
+
+    void bcast(void *buf, size_t count, weft_datatype type, int root) const {
+        check(weft_bcast(buf, count, type, root, c_));
+    }
+    template <builtin_type T, size_t N>
+        requires(!std::is_const_v<T>)
+    void bcast(std::span<T, N> buf, int root) const {
+        bcast(buf.data(), buf.size(), datatype_of_v<T>, root);
+    }
+    Request ibcast(void *buf, size_t count, weft_datatype type, int root) const {
+        weft_request r = WEFT_REQUEST_NULL;
+        check(weft_ibcast(buf, count, type, root, c_, &r));
+        return Request(r);
+    }
+    template <builtin_type T, size_t N>
+        requires(!std::is_const_v<T>)
+    Request ibcast(std::span<T, N> buf, int root) const {
+        return ibcast(buf.data(), buf.size(), datatype_of_v<T>, root);
+    }
+
+    // Reduction results land in out (at the root only for reduce).
+    void reduce(const void *in, void *out, size_t count, weft_datatype type, weft_op op, int root) const {
+        check(weft_reduce(in, out, count, type, op, root, c_));
+    }
+    // out is significant at the root only, where it must be as long as in (elsewhere it may be empty).
+    template <class In, size_t N, class Out, size_t M>
+        requires detail::same_elements<In, Out>
+    void reduce(std::span<In, N> in, std::span<Out, M> out, weft_op op, int root) const {
+        if (out.size() != in.size())
+            detail::check_count(rank() != root, "reduce", "out", out.size(), "at the root, expected", in.size());
+        reduce(in.data(), out.data(), in.size(), datatype_of_v<Out>, op, root);
+    }
+
+    void allreduce(const void *in, void *out, size_t count, weft_datatype type, weft_op op) const {
+        check(weft_allreduce(in, out, count, type, op, c_));
+    }
+    template <class In, size_t N, class Out, size_t M>
+        requires detail::same_elements<In, Out>
+    void allreduce(std::span<In, N> in, std::span<Out, M> out, weft_op op) const {
+        detail::check_count(out.size() == in.size(), "allreduce", "out", out.size(), "expected", in.size());
+        allreduce(in.data(), out.data(), in.size(), datatype_of_v<Out>, op);
+    }
+    // In place: inout holds this process's contribution and receives the result.
+    template <builtin_type T, size_t N>
+        requires(!std::is_const_v<T>)
+    void allreduce(std::span<T, N> inout, weft_op op) const {
+        allreduce(WEFT_IN_PLACE, inout.data(), inout.size(), datatype_of_v<T>, op);
+    }
+    Request iallreduce(const void *in, void *out, size_t count, weft_datatype type, weft_op op) const {
+        weft_request r = WEFT_REQUEST_NULL;
+        check(weft_iallreduce(in, out, count, type, op, c_, &r));
+        return Request(r);
+    }
+    template <class In, size_t N, class Out, size_t M>
+        requires detail::same_elements<In, Out>
+    Request iallreduce(std::span<In, N> in, std::span<Out, M> out, weft_op op) const {
+        detail::check_count(out.size() == in.size(), "iallreduce", "out", out.size(), "expected", in.size());
+        return iallreduce(in.data(), out.data(), in.size(), datatype_of_v<Out>, op);
+    }
+    template <builtin_type T, size_t N>
+        requires(!std::is_const_v<T>)
+    Request iallreduce(std::span<T, N> inout, weft_op op) const {
+        return iallreduce(WEFT_IN_PLACE, inout.data(), inout.size(), datatype_of_v<T>, op);
+    }
+
+    void gather(const void *in, size_t incount, weft_datatype intype, void *out, size_t outcount,
+                weft_datatype outtype, int root) const {
+        check(weft_gather(in, incount, intype, out, outcount, outtype, root, c_));
+    }
+    // At the root out receives in.size() elements from each rank, in rank order.
+    template <class In, size_t N, class Out, size_t M>
+        requires detail::same_elements<In, Out>
+    void gather(std::span<In, N> in, std::span<Out, M> out, int root) const {
+        if (rank() == root)
+            detail::check_count(out.size() == in.size() * static_cast<size_t>(size()), "gather", "out",
+                                out.size(), "at the root, expected in.size() * size() =",
+                                in.size() * static_cast<size_t>(size()));
+        gather(in.data(), in.size(), datatype_of_v<Out>, out.data(), in.size(), datatype_of_v<Out>, root);
+    }
+
+    void scatter(const void *in, size_t incount, weft_datatype intype, void *out, size_t outcount,
+                 weft_datatype outtype, int root) const {
+        check(weft_scatter(in, incount, intype, out, outcount, outtype, root, c_));
+    }
+    // The root's in holds out.size() elements for each rank, in rank order.
+    template <class In, size_t N, class Out, size_t M>
+        requires detail::same_elements<In, Out>
+    void scatter(std::span<In, N> in, std::span<Out, M> out, int root) const {
+        if (rank() == root)
+            detail::check_count(in.size() == out.size() * static_cast<size_t>(size()), "scatter", "in",
+                                in.size(), "at the root, expected out.size() * size() =",
+                                out.size() * static_cast<size_t>(size()));
+        scatter(in.data(), out.size(), datatype_of_v<Out>, out.data(), out.size(), datatype_of_v<Out>, root);
+    }
+
+    void allgather(const void *in, size_t incount, weft_datatype intype, void *out, size_t outcount,
+                   weft_datatype outtype) const {
+        check(weft_allgather(in, incount, intype, out, outcount, outtype, c_));
+    }
+    template <class In, size_t N, class Out, size_t M>
+        requires detail::same_elements<In, Out>
+    void allgather(std::span<In, N> in, std::span<Out, M> out) const {
+        size_t want = in.size() * static_cast<size_t>(size());
+        detail::check_count(out.size() == want, "allgather", "out", out.size(), "expected in.size() * size() =", want);
+        allgather(in.data(), in.size(), datatype_of_v<Out>, out.data(), in.size(), datatype_of_v<Out>);
+    }
+
+    void alltoall(const void *in, size_t incount, weft_datatype intype, void *out, size_t outcount,
+                  weft_datatype outtype) const {
+        check(weft_alltoall(in, incount, intype, out, outcount, outtype, c_));
+    }
+    // in and out hold size() equal blocks, block r going to / coming from rank r.
+    template <class In, size_t N, class Out, size_t M>
+        requires detail::same_elements<In, Out>
+    void alltoall(std::span<In, N> in, std::span<Out, M> out) const {
+        size_t n = static_cast<size_t>(size());
+        detail::check_count(out.size() == in.size(), "alltoall", "out", out.size(), "expected", in.size());
+        detail::check_count(in.size() % n == 0, "alltoall", "in", in.size(), "not a multiple of size() =", n);
+        size_t block = in.size() / n;
+        alltoall(in.data(), block, datatype_of_v<Out>, out.data(), block, datatype_of_v<Out>);
+    }
+
+    void reduce_scatter_block(const void *in, void *out, size_t outcount, weft_datatype type, weft_op op) const {
+        check(weft_reduce_scatter_block(in, out, outcount, type, op, c_));
+    }
+    // in holds size() blocks of out.size() elements; block r of the reduction lands on rank r.
+    template <class In, size_t N, class Out, size_t M>
+        requires detail::same_elements<In, Out>
+    void reduce_scatter_block(std::span<In, N> in, std::span<Out, M> out, weft_op op) const {
+        size_t want = out.size() * static_cast<size_t>(size());
+        detail::check_count(in.size() == want, "reduce_scatter_block", "in", in.size(),
+                            "expected out.size() * size() =", want);
+        reduce_scatter_block(in.data(), out.data(), out.size(), datatype_of_v<Out>, op);
+    }
+
+    // Inclusive prefix reduction over ranks 0..rank().
+    void scan(const void *in, void *out, size_t count, weft_datatype type, weft_op op) const {
+        check(weft_scan(in, out, count, type, op, c_));
+    }
+    template <class In, size_t N, class Out, size_t M>
+        requires detail::same_elements<In, Out>
+    void scan(std::span<In, N> in, std::span<Out, M> out, weft_op op) const {
+        detail::check_count(out.size() == in.size(), "scan", "out", out.size(), "expected", in.size());
+        scan(in.data(), out.data(), in.size(), datatype_of_v<Out>, op);
+    }
+    // Exclusive prefix reduction over ranks 0..rank()-1; out is left unchanged on rank 0.
+    void exscan(const void *in, void *out, size_t count, weft_datatype type, weft_op op) const {
+        check(weft_exscan(in, out, count, type, op, c_));
+    }
+    template <class In, size_t N, class Out, size_t M>
+        requires detail::same_elements<In, Out>
+    void exscan(std::span<In, N> in, std::span<Out, M> out, weft_op op) const {
+        detail::check_count(out.size() == in.size(), "exscan", "out", out.size(), "expected", in.size());
+        exscan(in.data(), out.data(), in.size(), datatype_of_v<Out>, op);
     }
 
   protected:

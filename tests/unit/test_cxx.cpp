@@ -1,7 +1,9 @@
 // weft.hpp without a running fabric: errors, Info, Datatype, type traits.
 #include <gtest/gtest.h>
 
+#include <concepts>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "weft/weft.hpp"
@@ -26,6 +28,61 @@ static_assert(std::is_nothrow_move_constructible_v<weft::Info>);
 static_assert(!std::is_copy_constructible_v<weft::Request>);
 static_assert(!std::is_copy_constructible_v<weft::Datatype>);
 
+// ---- Reduction operations and collectives (compile-time only: this file links no engine) ----
+static_assert(!std::is_copy_constructible_v<weft::Op>);
+static_assert(!std::is_copy_assignable_v<weft::Op>);
+static_assert(std::is_nothrow_move_constructible_v<weft::Op>);
+static_assert(std::is_nothrow_move_assignable_v<weft::Op>);
+static_assert(std::is_convertible_v<const weft::Op &, weft_op>);
+static_assert(weft::ops::sum == WEFT_SUM && weft::ops::band == WEFT_BAND && weft::ops::maxloc == WEFT_MAXLOC);
+static_assert(weft::datatype_of_v<weft::value_index<float>> == WEFT_FLOAT_INT);
+static_assert(weft::datatype_of_v<weft::value_index<double>> == WEFT_DOUBLE_INT);
+static_assert(weft::datatype_of_v<weft::value_index<long>> == WEFT_LONG_INT);
+static_assert(weft::datatype_of_v<const weft::value_index<int>> == WEFT_2INT);
+static_assert(weft::datatype_of_v<weft::value_index<short>> == WEFT_SHORT_INT);
+static_assert(!weft::builtin_type<weft::value_index<char>>);
+
+namespace {
+// Which typed collective overloads accept which spans.
+template <class In, class Out>
+concept can_allreduce = requires(weft::Comm c, std::span<In> in, std::span<Out> out) {
+    c.allreduce(in, out, WEFT_SUM);
+};
+template <class T>
+concept can_allreduce_in_place = requires(weft::Comm c, std::span<T> inout) { c.allreduce(inout, WEFT_SUM); };
+template <class T>
+concept can_bcast = requires(weft::Comm c, std::span<T> buf) { c.bcast(buf, 0); };
+template <class In, class Out>
+concept can_gather = requires(weft::Comm c, std::span<In> in, std::span<Out> out) { c.gather(in, out, 0); };
+}  // namespace
+static_assert(can_allreduce<const double, double>);
+static_assert(can_allreduce<double, double>);
+static_assert(can_allreduce<const weft::value_index<double>, weft::value_index<double>>);
+static_assert(!can_allreduce<const double, float>);        // element types differ
+static_assert(!can_allreduce<const double, const double>);  // output must be writable
+static_assert(!can_allreduce<const std::string, std::string>);
+static_assert(can_allreduce_in_place<int>);
+static_assert(!can_allreduce_in_place<const int>);
+static_assert(can_bcast<float>);
+static_assert(!can_bcast<const float>);
+static_assert(can_gather<const long, long>);
+static_assert(!can_gather<long, int>);
+static_assert(requires(weft::Comm c, std::span<const int> in, std::span<int> out, std::span<int, 4> fixed) {
+    c.barrier();
+    { c.ibarrier() } -> std::same_as<weft::Request>;
+    { c.ibcast(out, 0) } -> std::same_as<weft::Request>;
+    { c.iallreduce(in, out, weft::ops::max) } -> std::same_as<weft::Request>;
+    { c.iallreduce(fixed, WEFT_MIN) } -> std::same_as<weft::Request>;
+    c.reduce(in, out, WEFT_SUM, 0);
+    c.scatter(in, out, 0);
+    c.allgather(in, out);
+    c.alltoall(in, out);
+    c.reduce_scatter_block(in, fixed, WEFT_SUM);
+    c.scan(in, out, WEFT_SUM);
+    c.exscan(in, out, WEFT_PROD);
+    c.allreduce(static_cast<const void *>(nullptr), nullptr, 0, WEFT_INT, WEFT_SUM);  // raw form
+});
+
 namespace {
 
 size_t builtin_size(weft_datatype t) {
@@ -46,6 +103,21 @@ TEST(CxxTraits, SizesAgreeWithTheLibrary) {
     EXPECT_EQ(builtin_size(weft::datatype_of_v<float>), sizeof(float));
     EXPECT_EQ(builtin_size(weft::datatype_of_v<long double>), sizeof(long double));
     EXPECT_EQ(builtin_size(weft::datatype_of_v<bool>), sizeof(bool));
+}
+
+TEST(CxxTraits, PairLayoutsAgreeWithTheLibrary) {
+    auto extent = [](weft_datatype t) {
+        ptrdiff_t lb = -1, e = 0;
+        EXPECT_EQ(weft_type_get_extent(t, &lb, &e), WEFT_SUCCESS);
+        EXPECT_EQ(lb, 0);
+        return static_cast<size_t>(e);
+    };
+    EXPECT_EQ(extent(WEFT_FLOAT_INT), sizeof(weft::value_index<float>));
+    EXPECT_EQ(extent(WEFT_DOUBLE_INT), sizeof(weft::value_index<double>));
+    EXPECT_EQ(extent(WEFT_LONG_INT), sizeof(weft::value_index<long>));
+    EXPECT_EQ(extent(WEFT_2INT), sizeof(weft::value_index<int>));
+    EXPECT_EQ(extent(WEFT_SHORT_INT), sizeof(weft::value_index<short>));
+    EXPECT_EQ(builtin_size(WEFT_DOUBLE_INT), sizeof(double) + sizeof(int));
 }
 
 TEST(CxxError, CheckThrowsWithCodeAndDetail) {

@@ -1,0 +1,193 @@
+#include "coll_sched.hpp"
+
+#include <cstring>
+#include <new>
+
+#include "error.hpp"
+#include "match.hpp"
+#include "runtime.hpp"
+
+namespace weft {
+
+char *coll_sched::alloc(size_t bytes) {
+    char *p = new (std::nothrow) char[bytes == 0 ? 1 : bytes];
+    if (p != nullptr) buffers.emplace_back(p);
+    return p;
+}
+
+namespace {
+
+bool is_comm(const coll_step &s) { return s.k == coll_step::kind::send || s.k == coll_step::kind::recv; }
+
+// Posts one send or receive on the schedule's endpoint (held by the caller).
+int post(coll_sched &s, const coll_step &st, request &r) {
+    comm &c = *s.c;
+    vci &v = *s.endpoint;
+    r.complete.store(false, std::memory_order_relaxed);
+    r.fabric_status = WEFT_PLUGIN_OK;
+    r.endpoint = &v;
+    r.msg_bytes = 0;
+    r.user_count = st.n;
+    int rc;
+    if (st.k == coll_step::kind::send) {
+        r.op = request::kind::send;
+        weft_fabric_peer_t *peer = nullptr;
+        if (int e = comm_peer(c, 0, st.peer, 0, &peer)) return e;
+        uint64_t bits = match_bits(s.ctx, 0, static_cast<uint32_t>(c.rank), static_cast<uint32_t>(s.tag));
+        while ((rc = v.ops->tag_send(v.ep, peer, st.src, st.n, bits, &r)) == WEFT_PLUGIN_ERR_AGAIN)
+            v.ops->ep_progress(v.ep);
+    } else {
+        r.op = request::kind::recv;
+        uint64_t bits = match_bits(s.ctx, 0, static_cast<uint32_t>(st.peer), static_cast<uint32_t>(s.tag));
+        while ((rc = v.ops->tag_recv(v.ep, st.dst, st.n, bits, 0, &r)) == WEFT_PLUGIN_ERR_AGAIN)
+            v.ops->ep_progress(v.ep);
+    }
+    if (rc != WEFT_PLUGIN_OK)
+        return fail(plugin_error(rc), "collective: the fabric refused a %s with rank %d (code %d)",
+                    st.k == coll_step::kind::send ? "send" : "receive", st.peer, rc);
+    return WEFT_SUCCESS;
+}
+
+void run_local(coll_sched &s, const coll_step &st) {
+    switch (st.k) {
+    case coll_step::kind::reduce:
+        op_apply(s.op, st.src, st.dst, st.n);
+        break;
+    case coll_step::kind::copy:
+        std::memmove(st.dst, st.src, st.n);
+        break;
+    case coll_step::kind::unpack:
+        datatype_unpack(*st.type, st.src, st.n * st.type->size, st.dst, st.n);
+        break;
+    default:
+        break;
+    }
+}
+
+// Checks the round's completed requests; the first failure becomes the schedule's error.
+void collect(coll_sched &s, size_t first) {
+    for (size_t i = 0; i < s.posted; ++i) {
+        request &r = s.reqs[i];
+        if (s.error != WEFT_SUCCESS) continue;
+        const coll_step &st = s.steps[first + i];
+        if (r.fabric_status == WEFT_PLUGIN_ERR_TRUNCATE || (r.op == request::kind::recv && r.msg_bytes != st.n)) {
+            s.error = fail(WEFT_ERR_TRUNCATE,
+                           "collective: rank %d sent %zu bytes where %zu were expected (do all processes pass matching "
+                           "counts, datatypes and roots?)",
+                           st.peer, r.msg_bytes, st.n);
+        } else if (r.fabric_status != WEFT_PLUGIN_OK) {
+            s.error = fail(plugin_error(r.fabric_status), "collective: a %s with rank %d failed (code %d)",
+                           st.k == coll_step::kind::send ? "send" : "receive", st.peer, r.fabric_status);
+        }
+    }
+    s.posted = 0;
+}
+
+// Moves s forward as far as it can without waiting; true when it has finished.
+bool advance(coll_sched &s) {
+    while (true) {
+        size_t begin = s.round == 0 ? 0 : s.round_end[s.round - 1];
+        if (s.posted != 0) {
+            for (size_t i = 0; i < s.posted; ++i)
+                if (!s.reqs[i].complete.load(std::memory_order_acquire)) return false;
+            collect(s, begin);
+            // Local steps follow the round's sends and receives.
+            size_t end = s.round_end[s.round];
+            if (s.error == WEFT_SUCCESS)
+                for (size_t i = begin; i < end; ++i)
+                    if (!is_comm(s.steps[i])) run_local(s, s.steps[i]);
+            ++s.round;
+            continue;
+        }
+        if (s.round == s.round_end.size() || s.error != WEFT_SUCCESS) return true;
+        size_t end = s.round_end[s.round];
+        size_t ncomm = 0;
+        while (begin + ncomm < end && is_comm(s.steps[begin + ncomm])) ++ncomm;
+        if (ncomm == 0) {
+            for (size_t i = begin; i < end; ++i) run_local(s, s.steps[i]);
+            ++s.round;
+            continue;
+        }
+        if (ncomm > s.reqs_cap) {
+            s.reqs.reset(new request[ncomm]);
+            s.reqs_cap = ncomm;
+        }
+        for (size_t i = 0; i < ncomm; ++i) {
+            if (int rc = post(s, s.steps[begin + i], s.reqs[i])) {
+                s.error = rc;
+                break;  // what was posted must still complete before the schedule ends
+            }
+            s.posted = i + 1;
+        }
+        if (s.posted == 0) return true;
+    }
+}
+
+void finish(coll_sched &s) {
+    s.done.store(true, std::memory_order_release);
+    if (s.user_request != nullptr) s.user_request->complete.store(true, std::memory_order_release);
+}
+
+}  // namespace
+
+int coll_progress(vci &v) {
+    int n = 0;
+    coll_sched **link = &v.colls;
+    while (coll_sched *s = *link) {
+        size_t round = s->round;
+        if (advance(*s)) {
+            *link = s->next;
+            s->next = nullptr;
+            finish(*s);
+            ++n;
+            continue;
+        }
+        if (s->round != round) ++n;
+        link = &s->next;
+    }
+    return n;
+}
+
+bool coll_sched_start(coll_sched &s) {
+    s.end_round();
+    s.started = true;
+    if (advance(s)) {
+        finish(s);
+        return false;
+    }
+    // Appended at the tail: schedules on one endpoint then advance in the order they started.
+    coll_sched **link = &s.endpoint->colls;
+    while (*link != nullptr) link = &(*link)->next;
+    *link = &s;
+    return true;
+}
+
+int coll_sched_run(coll_sched &s) {
+    vci &v = *s.endpoint;
+    v.enter();
+    bool running = coll_sched_start(s);
+    v.leave();
+    if (running) vci_progress_until(v, [&] { return s.done.load(std::memory_order_acquire); });
+    return s.error;
+}
+
+}  // namespace weft
+
+namespace weft {
+
+int coll_request_finish(request &r, weft_status *status) {
+    int err = r.sched->error;
+    delete r.sched;
+    r.sched = nullptr;
+    if (status != WEFT_STATUS_IGNORE) {
+        status->source = WEFT_ANY_SOURCE;
+        status->tag = WEFT_ANY_TAG;
+        status->stream_index = 0;
+        status->error = err;
+        status->weft_bytes_ = 0;
+        status->weft_cancelled_ = 0;
+    }
+    return err;
+}
+
+}  // namespace weft
