@@ -24,7 +24,8 @@ struct call {
     bool nonblocking;
     weft_request *req;
     comm *c = nullptr;
-    std::unique_ptr<coll_sched> s;
+    coll_sched *s = nullptr;                 // owned, or the communicator's cached one
+    std::unique_ptr<coll_sched> owned;
     std::vector<coll_step> unpacks;  // appended as the last round
 };
 
@@ -38,8 +39,17 @@ int begin(call &x, weft_comm handle) {
     for (int r = 0; r < c->size; ++r)
         if (c->remote_offset[static_cast<size_t>(r) + 1] == c->remote_offset[static_cast<size_t>(r)])
             return fail(WEFT_ERR_STREAM, "%s: rank %d attached no stream to the multiplex communicator", x.fn, r);
-    x.s.reset(new (std::nothrow) coll_sched);
-    if (!x.s) return fail(WEFT_ERR_NO_MEM, "%s: out of memory", x.fn);
+    // Blocking collectives on one communicator never overlap: they reuse one schedule and its
+    // scratch, so a small one allocates nothing after the first call.
+    if (!x.nonblocking && c->blocking_sched) {
+        x.s = c->blocking_sched.get();
+        x.s->reset();
+    } else {
+        x.owned.reset(new (std::nothrow) coll_sched);
+        if (!x.owned) return fail(WEFT_ERR_NO_MEM, "%s: out of memory", x.fn);
+        x.s = x.owned.get();
+        if (!x.nonblocking) c->blocking_sched.reset(x.owned.release());
+    }
     x.s->c = c;
     x.s->endpoint = c->local[0];
     x.s->ctx = static_cast<uint16_t>(c->context_id + 1);
@@ -129,7 +139,7 @@ int launch(call &x) {
     if (r != nullptr) {
         r->op = request::kind::coll;
         r->endpoint = &v;
-        r->sched = x.s.release();
+        r->sched = x.owned.release();
         r->sched->user_request = r;
         r->comm_pending = &c.pending[0];
         ++*r->comm_pending;

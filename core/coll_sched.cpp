@@ -10,9 +10,36 @@
 namespace weft {
 
 char *coll_sched::alloc(size_t bytes) {
+    if (buffers_used < buffers.size() && buffers[buffers_used].size >= bytes)
+        return buffers[buffers_used++].data.get();
     char *p = new (std::nothrow) char[bytes == 0 ? 1 : bytes];
-    if (p != nullptr) buffers.emplace_back(p);
+    if (p == nullptr) return nullptr;
+    if (buffers_used == buffers.size()) buffers.emplace_back();
+    buffers[buffers_used].data.reset(p);
+    buffers[buffers_used++].size = bytes;
     return p;
+}
+
+void coll_sched::reset() {
+    // Large scratch goes back to the system rather than pinning memory between calls.
+    constexpr size_t keep = 256 * 1024;
+    for (buffer &b : buffers)
+        if (b.size > keep) {
+            b.data.reset();
+            b.size = 0;
+        }
+    buffers_used = 0;
+    steps.clear();
+    round_end.clear();
+    held_types.clear();
+    op = op_binding{};
+    round = 0;
+    posted = 0;
+    started = false;
+    done.store(false, std::memory_order_relaxed);
+    error = WEFT_SUCCESS;
+    user_request = nullptr;
+    next = nullptr;
 }
 
 namespace {

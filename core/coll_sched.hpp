@@ -35,8 +35,14 @@ struct coll_sched {
     op_binding op;
     std::vector<coll_step> steps;
     std::vector<uint32_t> round_end;  // steps[round_end[i-1] .. round_end[i]) form round i
-    // Scratch memory owned by the schedule; buffers in steps may point into it.
-    std::vector<std::unique_ptr<char[]>> buffers;
+    // Scratch memory owned by the schedule; buffers in steps may point into it.  Kept across
+    // reset() (small ones) for the next collective.
+    struct buffer {
+        std::unique_ptr<char[]> data;
+        size_t size = 0;
+    };
+    std::vector<buffer> buffers;
+    size_t buffers_used = 0;
     std::vector<std::shared_ptr<const datatype>> held_types;
 
     // Execution state.
@@ -52,6 +58,8 @@ struct coll_sched {
 
     // Building.
     char *alloc(size_t bytes);  // nullptr when out of memory
+    // Empties the schedule for another collective, keeping capacity.
+    void reset();
     void send(int peer, const void *buf, size_t bytes) { add({coll_step::kind::send, peer, buf, nullptr, bytes}); }
     void recv(int peer, void *buf, size_t bytes) { add({coll_step::kind::recv, peer, nullptr, buf, bytes}); }
     // inout = in op inout (elements of the bound op's datatype).

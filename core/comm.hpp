@@ -6,6 +6,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "handle.hpp"
@@ -15,6 +16,7 @@
 namespace weft {
 
 struct stream;
+struct coll_sched;
 
 struct comm {
     uint16_t context_id = 0;  // point-to-point context; +1 is the collective context
@@ -37,6 +39,7 @@ struct comm {
     std::vector<int> pending;
     // Collectives started on this communicator; each takes the next tag (same order everywhere).
     uint32_t coll_seq = 0;
+    std::shared_ptr<coll_sched> blocking_sched;  // reused by blocking collectives
 };
 
 extern handle_table<comm> g_comm_table;

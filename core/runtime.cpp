@@ -119,7 +119,7 @@ uint32_t local_processes() {
 int read_yield_config() {
     cpu_set_t set;
     uint32_t cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<uint32_t>(CPU_COUNT(&set)) : 1;
-    uint32_t fallback = local_processes() > cpus ? 1 : 512;
+    uint32_t fallback = local_processes() > cpus ? 4 : 512;
     uint32_t polls;
     if (int rc = env_count("WEFT_POLLS_BEFORE_YIELD", fallback, 1, 1u << 30, polls)) return rc;
     g_polls_before_yield = polls;

@@ -71,8 +71,9 @@ struct vci {
 void vci_progress_others(vci &self);
 
 // Idle polls after which a waiting thread progresses other endpoints and yields its core:
-// 512 normally; 1 when the node runs more processes than this process has cores, where a
-// spinning waiter keeps the peer it waits for off the CPU (Open MPI yields then too).
+// 512 normally; 4 (best measured with 4 ranks on 2 cores) when the node runs more processes
+// than this process has cores, where a spinning waiter keeps the peer it waits for off the
+// CPU (Open MPI yields then too).
 // WEFT_POLLS_BEFORE_YIELD overrides.  Set at init.
 extern unsigned g_polls_before_yield;
 
