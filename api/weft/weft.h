@@ -308,7 +308,7 @@ WEFT_API int weft_op_free(weft_op *op);
  * progress of the endpoint).  Datatypes may be derived; reductions take built-in datatypes
  * with a built-in operation, or any contiguous datatype with a user operation.
  * Algorithms are chosen by message size and process count; WEFT_COLL_<NAME>=<algorithm>
- * forces one (weft-info lists them).  Displacements are in elements of the datatype. */
+ * forces one (README.md lists them).  Displacements are in elements of the datatype. */
 #define WEFT_IN_PLACE ((void *)-1)
 
 WEFT_API int weft_barrier(weft_comm comm);
