@@ -275,12 +275,12 @@ int check_v(const call &x, const size_t *counts, const size_t *displs, const cha
 }
 
 // Gather and gatherv (counts null: uniform recvcount).
-int do_gather(call &x, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf, size_t rcount,
+int do_gather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf, size_t rcount,
               const size_t *rcounts, const size_t *displs, weft_datatype rtype, int root, weft_comm comm) {
     if (int rc = begin(x, comm)) return rc;
     if (int rc = check_root(x, root)) return rc;
     int n = x.c->size, me = x.c->rank;
-    bool at_root = me == root, v = rcounts != nullptr || displs != nullptr;
+    bool at_root = me == root;
     bool in_place = sbuf == WEFT_IN_PLACE;
     if (in_place && !at_root) return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid at the root", x.fn);
     const datatype *st = nullptr, *rt = nullptr;
@@ -347,12 +347,12 @@ int do_gather(call &x, const void *sbuf, size_t scount, weft_datatype stype, voi
     return launch(x);
 }
 
-int do_scatter(call &x, const void *sbuf, size_t scount, const size_t *scounts, const size_t *displs,
+int do_scatter(call &x, bool v, const void *sbuf, size_t scount, const size_t *scounts, const size_t *displs,
                weft_datatype stype, void *rbuf, size_t rcount, weft_datatype rtype, int root, weft_comm comm) {
     if (int rc = begin(x, comm)) return rc;
     if (int rc = check_root(x, root)) return rc;
     int n = x.c->size, me = x.c->rank;
-    bool at_root = me == root, v = scounts != nullptr || displs != nullptr;
+    bool at_root = me == root;
     bool in_place = rbuf == WEFT_IN_PLACE;
     if (in_place && !at_root) return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid at the root", x.fn);
     const datatype *st = nullptr, *rt = nullptr;
@@ -408,11 +408,11 @@ int do_scatter(call &x, const void *sbuf, size_t scount, const size_t *scounts, 
     return launch(x);
 }
 
-int do_allgather(call &x, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf, size_t rcount,
+int do_allgather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf, size_t rcount,
                  const size_t *rcounts, const size_t *displs, weft_datatype rtype, weft_comm comm) {
     if (int rc = begin(x, comm)) return rc;
     int n = x.c->size, me = x.c->rank;
-    bool v = rcounts != nullptr || displs != nullptr, in_place = sbuf == WEFT_IN_PLACE;
+    bool in_place = sbuf == WEFT_IN_PLACE;
     const datatype *rt;
     if (int rc = check_type(x, rtype, rt)) return rc;
     std::vector<size_t> uniform_counts, uniform_displs, bytes, offs;
@@ -465,12 +465,11 @@ int do_allgather(call &x, const void *sbuf, size_t scount, weft_datatype stype, 
     return launch(x);
 }
 
-int do_alltoall(call &x, const void *sbuf, size_t scount, const size_t *scounts, const size_t *sdispls,
+int do_alltoall(call &x, bool v, const void *sbuf, size_t scount, const size_t *scounts, const size_t *sdispls,
                 weft_datatype stype, void *rbuf, size_t rcount, const size_t *rcounts, const size_t *rdispls,
                 weft_datatype rtype, weft_comm comm) {
     if (int rc = begin(x, comm)) return rc;
     int n = x.c->size;
-    bool v = rcounts != nullptr || rdispls != nullptr || scounts != nullptr || sdispls != nullptr;
     bool in_place = sbuf == WEFT_IN_PLACE;
     const datatype *rt, *st = nullptr;
     if (int rc = check_type(x, rtype, rt)) return rc;
@@ -544,7 +543,8 @@ int do_alltoall(call &x, const void *sbuf, size_t scount, const size_t *scounts,
     if (int rc = image_out(x, rbuf, rcv_counts.data(), rcv_displs.data(), n, *rt, out)) return rc;
     size_t block = rbytes[static_cast<size_t>(x.c->rank)];
     int alg;
-    if (int rc = choose(x, v ? coll_kind::alltoallv : coll_kind::alltoall, block < 32768 ? 1 : 0, alg)) return rc;
+    // alltoallv: block sizes differ between ranks, so the automatic choice must not use them.
+    if (int rc = choose(x, v ? coll_kind::alltoallv : coll_kind::alltoall, v || block < 32768 ? 1 : 0, alg)) return rc;
     if (alg == 0)
         coll_alltoall_pairwise(*x.s, in, sbytes.data(), soffs.data(), out, rbytes.data(), roffs.data());
     else
@@ -647,91 +647,91 @@ extern "C" int weft_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
 extern "C" int weft_gather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                            size_t recvcount, weft_datatype recvtype, int root, weft_comm comm) {
     WEFT_BLOCKING("weft_gather");
-    return do_gather(x, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, comm);
+    return do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, comm);
 }
 extern "C" int weft_igather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                             size_t recvcount, weft_datatype recvtype, int root, weft_comm comm,
                             weft_request *request) {
     WEFT_NONBLOCKING("weft_igather");
-    return do_gather(x, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, comm);
+    return do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, comm);
 }
 extern "C" int weft_gatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                             const size_t recvcounts[], const size_t displs[], weft_datatype recvtype, int root,
                             weft_comm comm) {
     WEFT_BLOCKING("weft_gatherv");
-    return do_gather(x, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm);
+    return do_gather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm);
 }
 extern "C" int weft_igatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                              const size_t recvcounts[], const size_t displs[], weft_datatype recvtype, int root,
                              weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_igatherv");
-    return do_gather(x, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm);
+    return do_gather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm);
 }
 
 extern "C" int weft_scatter(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                             size_t recvcount, weft_datatype recvtype, int root, weft_comm comm) {
     WEFT_BLOCKING("weft_scatter");
-    return do_scatter(x, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 extern "C" int weft_iscatter(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                              size_t recvcount, weft_datatype recvtype, int root, weft_comm comm,
                              weft_request *request) {
     WEFT_NONBLOCKING("weft_iscatter");
-    return do_scatter(x, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 extern "C" int weft_scatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
                              weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype, int root,
                              weft_comm comm) {
     WEFT_BLOCKING("weft_scatterv");
-    return do_scatter(x, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return do_scatter(x, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 extern "C" int weft_iscatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
                               weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype,
                               int root, weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_iscatterv");
-    return do_scatter(x, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return do_scatter(x, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 extern "C" int weft_allgather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                               size_t recvcount, weft_datatype recvtype, weft_comm comm) {
     WEFT_BLOCKING("weft_allgather");
-    return do_allgather(x, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm);
+    return do_allgather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm);
 }
 extern "C" int weft_iallgather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_iallgather");
-    return do_allgather(x, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm);
+    return do_allgather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm);
 }
 extern "C" int weft_allgatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                const size_t recvcounts[], const size_t displs[], weft_datatype recvtype,
                                weft_comm comm) {
     WEFT_BLOCKING("weft_allgatherv");
-    return do_allgather(x, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm);
+    return do_allgather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm);
 }
 extern "C" int weft_iallgatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                 const size_t recvcounts[], const size_t displs[], weft_datatype recvtype,
                                 weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_iallgatherv");
-    return do_allgather(x, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm);
+    return do_allgather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm);
 }
 
 extern "C" int weft_alltoall(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                              size_t recvcount, weft_datatype recvtype, weft_comm comm) {
     WEFT_BLOCKING("weft_alltoall");
-    return do_alltoall(x, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, nullptr, nullptr,
+    return do_alltoall(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, nullptr, nullptr,
                        recvtype, comm);
 }
 extern "C" int weft_ialltoall(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                               size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_ialltoall");
-    return do_alltoall(x, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, nullptr, nullptr,
+    return do_alltoall(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, nullptr, nullptr,
                        recvtype, comm);
 }
 extern "C" int weft_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
                               weft_datatype sendtype, void *recvbuf, const size_t recvcounts[],
                               const size_t rdispls[], weft_datatype recvtype, weft_comm comm) {
     WEFT_BLOCKING("weft_alltoallv");
-    return do_alltoall(x, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype,
+    return do_alltoall(x, true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype,
                        comm);
 }
 extern "C" int weft_ialltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
@@ -739,7 +739,7 @@ extern "C" int weft_ialltoallv(const void *sendbuf, const size_t sendcounts[], c
                                const size_t rdispls[], weft_datatype recvtype, weft_comm comm,
                                weft_request *request) {
     WEFT_NONBLOCKING("weft_ialltoallv");
-    return do_alltoall(x, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype,
+    return do_alltoall(x, true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype,
                        comm);
 }
 

@@ -75,9 +75,10 @@ int coll_reduce_binomial(coll_sched &s, const char *in, char *out, size_t count,
     // A non-commutative op keeps rank order only on the tree rooted at 0; rank 0 forwards.
     int tree_root = commute ? root : 0;
     int vr = to_rel(me, tree_root, n);
-    char *acc = me == tree_root && me == root ? out : s.alloc(bytes);
+    bool into_out = me == tree_root && me == root;
+    char *acc = into_out ? out : s.alloc(bytes);
     char *tmp = s.alloc(bytes);
-    if (acc == nullptr || tmp == nullptr) return no_mem(bytes);
+    if ((!into_out && acc == nullptr) || tmp == nullptr) return no_mem(bytes);
     s.copy(in, acc, bytes);
     s.end_round();
     for (int m = 1; m < n; m <<= 1) {
@@ -132,7 +133,7 @@ int coll_gather_binomial(coll_sched &s, const char *own, char *out, size_t block
     int sub = subtree(vr, n);
     bool direct = vr == 0 && root == 0;  // relative order is absolute order
     char *tmp = direct ? out : s.alloc(block * static_cast<size_t>(sub));
-    if (tmp == nullptr) return no_mem(block * static_cast<size_t>(sub));
+    if (!direct && tmp == nullptr) return no_mem(block * static_cast<size_t>(sub));
     s.copy(own, tmp, block);
     s.end_round();
     for (int m = 1; m < n && !(vr & m); m <<= 1) {

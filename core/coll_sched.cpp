@@ -10,7 +10,7 @@
 namespace weft {
 
 char *coll_sched::alloc(size_t bytes) {
-    if (buffers_used < buffers.size() && buffers[buffers_used].size >= bytes)
+    if (buffers_used < buffers.size() && buffers[buffers_used].data && buffers[buffers_used].size >= bytes)
         return buffers[buffers_used++].data.get();
     char *p = new (std::nothrow) char[bytes == 0 ? 1 : bytes];
     if (p == nullptr) return nullptr;
