@@ -3,6 +3,9 @@
 // communicator still works afterwards.  Also the arguments MPI declares insignificant (receive
 // buffers at non-roots, send arguments with WEFT_IN_PLACE, buffers of empty messages) are
 // really ignored, and an unknown algorithm in WEFT_COLL_<NAME> fails with WEFT_ERR_ARG.
+#include <algorithm>
+#include <cctype>
+#include <functional>
 #include <map>
 
 #include "coll_env.hpp"
@@ -328,6 +331,11 @@ TEST_F(Errors, UnknownAlgorithmName) {
         const char *v = std::getenv(("WEFT_COLL_" + name).c_str());
         bool bad = v && *v && std::find(algs.begin(), algs.end(), std::string(v)) == algs.end();
         bogus[name] = bad;
+    }
+    // The coll.*.bogus_* entries must really have set an unknown name (else this proves nothing).
+    if (alg_set().rfind("bogus", 0) == 0) {
+        ASSERT_TRUE(std::any_of(bogus.begin(), bogus.end(), [](auto &b) { return b.second; }))
+            << "set " << alg_set() << " but no WEFT_COLL_<NAME> holds an unknown algorithm name";
     }
     int *s = a.data(), *r = b.data();
     const size_t *cn = counts.data(), *ds = displs.data();
