@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs dependencies, builds, runs ctest, then builds again with
 # AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite under them, and with
-# ThreadSanitizer for the threaded stream suites.
+# ThreadSanitizer for the threaded stream and collective suites.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/deps.sh"
@@ -16,9 +16,9 @@ bash "$root/scripts/build.sh" "$root/build-asan" -DWEFT_SANITIZE=address,undefin
 echo "== ctest under ASan+UBSan"
 (cd "$root/build-asan" && ctest --output-on-failure --timeout 300 -j2)
 
-echo "== build (thread sanitizer: the threaded stream suites)"
+echo "== build (thread sanitizer: the threaded stream and collective suites)"
 bash "$root/scripts/build.sh" "$root/build-tsan" -DWEFT_SANITIZE=thread -DWEFT_STREAM_CHECKS=ON \
-  -DWEFT_BUILD_BENCH=OFF -DWEFT_TEST_DIRS=streams >/dev/null
+  -DWEFT_BUILD_BENCH=OFF "-DWEFT_TEST_DIRS=streams;coll" >/dev/null
 echo "== ctest under TSan"
 # UCX's memory hooks (mmap/munmap interception) crash under TSan's own interceptors.
 # TSan slows the threaded suites several-fold: WEFT_TEST_TIME_SCALE stretches their watchdogs,
@@ -28,4 +28,4 @@ echo "== ctest under TSan"
 # signal" on ordinary frees at exit), not a race.  The same threaded core code runs on ucx here,
 # and the .ofi variants run in the plain and ASan phases.
 (cd "$root/build-tsan" && UCX_MEM_EVENTS=no WEFT_TEST_TIME_SCALE=3 \
-  ctest --output-on-failure --timeout 300 -j1 -E '[.]ofi$')
+  ctest --output-on-failure --timeout 300 -j1 -R '^streams|^coll[.]threads' -E '[.]ofi$')
