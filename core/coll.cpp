@@ -20,6 +20,7 @@ namespace {
 constexpr uint32_t coll_tag_bit = 0x80000;
 
 struct call {
+    call(const char *f, bool nb, weft_request *r) : fn(f), nonblocking(nb), req(r) {}
     const char *fn;
     bool nonblocking;
     weft_request *req;
@@ -162,8 +163,6 @@ int choose(call &x, coll_kind k, int automatic, int &alg) {
 }
 
 int bind(call &x, weft_op op, weft_datatype h, const datatype &t) { return op_bind(x.fn, op, h, t, x.s->op); }
-
-bool pow2(int n) { return (n & (n - 1)) == 0; }
 
 // ---- builders shared by the blocking and nonblocking entry points ----
 
