@@ -150,9 +150,13 @@ bool advance(coll_sched &s) {
     }
 }
 
+// The last touch of s: once the flag is set, the waiter (possibly another thread, when the
+// endpoint is shared) may reuse or free the schedule.
 void finish(coll_sched &s) {
-    s.done.store(true, std::memory_order_release);
-    if (s.user_request != nullptr) s.user_request->complete.store(true, std::memory_order_release);
+    if (request *r = s.user_request)
+        r->complete.store(true, std::memory_order_release);
+    else
+        s.done.store(true, std::memory_order_release);
 }
 
 }  // namespace
