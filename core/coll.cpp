@@ -273,6 +273,22 @@ int check_v(const call &x, const size_t *counts, const size_t *displs, const cha
     return WEFT_SUCCESS;
 }
 
+// One side's per-rank (counts, displs): the caller's for a v-collective (checked), else
+// `count` elements per rank packed in rank order, kept in store.
+int block_layout(const call &x, bool v, size_t count, const size_t *&counts, const size_t *&displs,
+                 std::vector<size_t> &store, const char *what) {
+    if (v) return check_v(x, counts, displs, what);
+    size_t n = static_cast<size_t>(x.c->size);
+    store.resize(2 * n);
+    for (size_t i = 0; i < n; ++i) {
+        store[i] = count;
+        store[n + i] = i * count;
+    }
+    counts = store.data();
+    displs = store.data() + n;
+    return WEFT_SUCCESS;
+}
+
 // Gather and gatherv (counts null: uniform recvcount).
 int do_gather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf, size_t rcount,
               const size_t *rcounts, const size_t *displs, weft_datatype rtype, int root, weft_comm comm) {
@@ -284,18 +300,10 @@ int do_gather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype st
     if (in_place && !at_root) return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid at the root", x.fn);
     const datatype *st = nullptr, *rt = nullptr;
     size_t sbytes = 0;
-    std::vector<size_t> uniform_counts, uniform_displs;
+    std::vector<size_t> uniform;
     if (at_root) {
         if (int rc = check_type(x, rtype, rt)) return rc;
-        if (v) {
-            if (int rc = check_v(x, rcounts, displs, "receive")) return rc;
-        } else {
-            uniform_counts.assign(static_cast<size_t>(n), rcount);
-            uniform_displs.resize(static_cast<size_t>(n));
-            for (size_t i = 0; i < static_cast<size_t>(n); ++i) uniform_displs[i] = i * rcount;
-            rcounts = uniform_counts.data();
-            displs = uniform_displs.data();
-        }
+        if (int rc = block_layout(x, v, rcount, rcounts, displs, uniform, "receive")) return rc;
         size_t total = 0, rb;
         for (int i = 0; i < n; ++i) {
             if (int rc = check_bytes(x, rcounts[i], *rt, rb)) return rc;
@@ -356,19 +364,11 @@ int do_scatter(call &x, bool v, const void *sbuf, size_t scount, const size_t *s
     if (in_place && !at_root) return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid at the root", x.fn);
     const datatype *st = nullptr, *rt = nullptr;
     size_t rbytes = 0;
-    std::vector<size_t> uniform_counts, uniform_displs, bytes, offs;
+    std::vector<size_t> uniform, bytes, offs;
     const char *in = nullptr;
     if (at_root) {
         if (int rc = check_type(x, stype, st)) return rc;
-        if (v) {
-            if (int rc = check_v(x, scounts, displs, "send")) return rc;
-        } else {
-            uniform_counts.assign(static_cast<size_t>(n), scount);
-            uniform_displs.resize(static_cast<size_t>(n));
-            for (size_t i = 0; i < static_cast<size_t>(n); ++i) uniform_displs[i] = i * scount;
-            scounts = uniform_counts.data();
-            displs = uniform_displs.data();
-        }
+        if (int rc = block_layout(x, v, scount, scounts, displs, uniform, "send")) return rc;
         size_t total = 0, sb, extent_elems = 0;
         for (int i = 0; i < n; ++i) {
             if (int rc = check_bytes(x, scounts[i], *st, sb)) return rc;
@@ -414,16 +414,8 @@ int do_allgather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype
     bool in_place = sbuf == WEFT_IN_PLACE;
     const datatype *rt;
     if (int rc = check_type(x, rtype, rt)) return rc;
-    std::vector<size_t> uniform_counts, uniform_displs, bytes, offs;
-    if (v) {
-        if (int rc = check_v(x, rcounts, displs, "receive")) return rc;
-    } else {
-        uniform_counts.assign(static_cast<size_t>(n), rcount);
-        uniform_displs.resize(static_cast<size_t>(n));
-        for (size_t i = 0; i < static_cast<size_t>(n); ++i) uniform_displs[i] = i * rcount;
-        rcounts = uniform_counts.data();
-        displs = uniform_displs.data();
-    }
+    std::vector<size_t> uniform, bytes, offs;
+    if (int rc = block_layout(x, v, rcount, rcounts, displs, uniform, "receive")) return rc;
     size_t total = 0, rb;
     for (int i = 0; i < n; ++i) {
         if (int rc = check_bytes(x, rcounts[i], *rt, rb)) return rc;
