@@ -16,6 +16,7 @@
 #include "error.hpp"
 #include "info.hpp"
 #include "op.hpp"
+#include "pgas.hpp"
 
 namespace weft {
 
@@ -81,6 +82,7 @@ void teardown(runtime &r) {
     for (auto &v : r.vcis)
         if (v) vci_close(*v);
     r.vcis.clear();
+    pgas_finalize_all();
     comm_finalize_all();
     op_finalize_all();
     if (r.fabric.fabric != nullptr) r.fabric.plugin.fabric_ops.finalize(r.fabric.fabric);
@@ -253,6 +255,7 @@ extern "C" int weft_finalize(void) {
     for (auto &v : r.vcis)
         if (v) vci_close(*v);
     r.vcis.clear();
+    pgas_finalize_all();
     comm_finalize_all();
     op_finalize_all();
     r.fabric.plugin.fabric_ops.finalize(r.fabric.fabric);

@@ -23,8 +23,11 @@ struct remote_ep {
 };
 
 struct coll_sched;
+struct am_kernel;
 // Advances the collectives running on v (caller holds v); returns how many made progress.
 int coll_progress(vci &v);
+// Handles the active messages that arrived for the PGAS kernels on v (caller holds v).
+int am_progress(vci &v);
 
 struct vci {
     uint32_t index = 0;
@@ -41,6 +44,8 @@ struct vci {
     bool locking = false;
     // Collectives in flight on this endpoint, advanced by every progress of it.
     coll_sched *colls = nullptr;
+    // PGAS kernels on this endpoint, answered by every progress of it.
+    am_kernel *am = nullptr;
 
     explicit vci(uint32_t i) : index(i), requests(i) {}
 
@@ -54,6 +59,7 @@ struct vci {
     int progress_held() {
         int n = ops->ep_progress(ep);
         if (colls != nullptr) n += coll_progress(*this);
+        if (am != nullptr) n += am_progress(*this);
         return n;
     }
     int progress() {

@@ -392,6 +392,146 @@ WEFT_API int weft_iexscan(const void *sendbuf, void *recvbuf, size_t count,
                           weft_datatype datatype, weft_op op, weft_comm comm,
                           weft_request *request);
 
+/* ============================================ PGAS active messages (the Shoal semantics) ==
+ * A PGAS context spans the kernels of a communicator: one kernel per rank, or on a multiplex
+ * communicator one per attached stream, numbered rank-major (rank 0's streams 0..n0-1, then
+ * rank 1's ...).  Each kernel owns a segment; remote addresses are byte offsets into the
+ * target kernel's segment.  A weft_pgas handle acts as one local kernel: weft_pgas_create
+ * returns this process's first kernel, weft_pgas_get_kernel the others.  A kernel is a serial
+ * context: its calls and its handlers never run at once.  Handlers run while the kernel's
+ * endpoint progresses: inside any Weft call on it, weft_pgas_progress, weft_stream_progress of
+ * its stream, or the stream's progress thread (Shoal's handler thread).
+ * The wire format is docs/pgas-wire.md. */
+typedef int weft_pgas;
+#define WEFT_PGAS_NULL ((weft_pgas)0)
+
+#define WEFT_AM_MAX_ARGS 15       /* 64-bit handler arguments per message */
+#define WEFT_AM_MAX_HANDLERS 256  /* handler indices 0..255 */
+#define WEFT_AM_MAX_VECTOR 16     /* pieces per side of a vectored Long */
+/* Built-in handlers, with Shoal's numbers.  3 and 4 are the barrier's and cannot be sent or
+ * registered; user handlers are WEFT_AM_HANDLER_FIRST..255. */
+#define WEFT_AM_H_EMPTY 0  /* does nothing: a message wanted only for its data and reply */
+#define WEFT_AM_H_INCR 1   /* adds 1 to the target kernel's counter (weft_pgas_wait_counter) */
+#define WEFT_AM_H_ADD 2    /* adds args[0] to the target kernel's counter */
+#define WEFT_AM_HANDLER_FIRST 5
+
+/* Flags of weft_am_* */
+#define WEFT_AM_ASYNC 0x1u  /* no automatic reply (a get's data is its reply: not allowed there) */
+
+/* Message kinds, as weft_am_info::kind reports them. */
+enum {
+    WEFT_AM_SHORT = 1,
+    WEFT_AM_MEDIUM = 2,
+    WEFT_AM_LONG = 4,
+    WEFT_AM_LONG_STRIDED = 5,
+    WEFT_AM_LONG_VECTORED = 6
+};
+
+/* A strided region of a segment: block_count blocks of block_size bytes, stride bytes apart
+ * (from the start of one block to the next), the first at offset. */
+typedef struct weft_am_stride {
+    size_t offset;
+    size_t stride;
+    size_t block_size;
+    size_t block_count;
+} weft_am_stride;
+
+/* One piece of a vectored Long (a segment offset and a length; zero lengths are allowed). */
+typedef struct weft_am_piece {
+    size_t offset;
+    size_t length;
+} weft_am_piece;
+
+/* What a handler is told.  Pointers are valid until the handler returns. */
+typedef struct weft_am_info {
+    int source;             /* the sending kernel */
+    unsigned handler;
+    unsigned token;         /* the sender's 16-bit message token */
+    int kind;               /* WEFT_AM_SHORT ... WEFT_AM_LONG_VECTORED */
+    int is_reply;           /* the message is a reply (weft_am_reply_short, or a get's data) */
+    unsigned nargs;
+    const uint64_t *args;
+    const void *payload;    /* Medium: the payload */
+    size_t length;          /* Medium, Long: payload bytes (strided, vectored: in total) */
+    size_t offset;          /* Long: where the data landed in this kernel's segment (strided,
+                               vectored: the first destination offset) */
+    void *weft_private_;
+} weft_am_info;
+
+typedef void (*weft_am_handler)(weft_pgas kernel, const weft_am_info *info, void *user_data);
+
+/* Collective over comm.  Each local kernel gets a zero-filled segment of segment_size bytes.
+ * Info keys: weft_am_shoal_compat=true refuses every message a Shoal-limited peer (the
+ * GAScore) could not parse, instead of sending it. */
+WEFT_API int weft_pgas_create(weft_comm comm, size_t segment_size, weft_info info,
+                              weft_pgas *pgas);
+/* Collective: frees every local kernel of the context (pass the handle create returned). */
+WEFT_API int weft_pgas_free(weft_pgas *pgas);
+/* The handle of local kernel `index` (the index of its stream on a multiplex communicator). */
+WEFT_API int weft_pgas_get_kernel(weft_pgas pgas, int index, weft_pgas *kernel);
+WEFT_API int weft_pgas_kernel_id(weft_pgas kernel, int *id);
+WEFT_API int weft_pgas_num_kernels(weft_pgas kernel, int *count);
+WEFT_API int weft_pgas_segment(weft_pgas kernel, void **base, size_t *size);
+/* Runs handlers of messages that arrived; returns at once. */
+WEFT_API int weft_pgas_progress(weft_pgas kernel);
+/* Waits until the kernel's counter reaches value, then subtracts value. */
+WEFT_API int weft_pgas_wait_counter(weft_pgas kernel, uint64_t value);
+/* Every kernel of the context calls it; returns once all have.  Does not wait for replies. */
+WEFT_API int weft_pgas_barrier(weft_pgas kernel);
+/* Packets dropped because they failed validation (bad header, size or bounds). */
+WEFT_API int weft_pgas_bad_packets(weft_pgas kernel, uint64_t *count);
+
+WEFT_API int weft_am_register(weft_pgas kernel, unsigned index, weft_am_handler fn,
+                              void *user_data);
+WEFT_API int weft_am_max_medium(weft_pgas kernel, size_t *bytes);
+WEFT_API int weft_am_max_long(weft_pgas kernel, size_t *bytes);
+WEFT_API int weft_am_max_args(weft_pgas kernel, unsigned *nargs);
+
+/* Messages.  Each returns once its source data may be reused (a caller's buffer) or has been
+ * handed to the fabric (segment data: do not change it until the reply arrives). */
+WEFT_API int weft_am_short(weft_pgas kernel, int dst, unsigned handler, const uint64_t *args,
+                           unsigned nargs, unsigned flags);
+/* Medium: the payload goes to the target's handler (info->payload). */
+WEFT_API int weft_am_medium(weft_pgas kernel, int dst, unsigned handler, const uint64_t *args,
+                            unsigned nargs, const void *buf, size_t length, unsigned flags);
+WEFT_API int weft_am_medium_seg(weft_pgas kernel, int dst, unsigned handler,
+                                const uint64_t *args, unsigned nargs, size_t src_offset,
+                                size_t length, unsigned flags);
+/* Long: the payload is written into the target's segment at dst_offset before its handler
+ * runs and before the reply is sent. */
+WEFT_API int weft_am_long(weft_pgas kernel, int dst, unsigned handler, const uint64_t *args,
+                          unsigned nargs, const void *buf, size_t length, size_t dst_offset,
+                          unsigned flags);
+WEFT_API int weft_am_long_seg(weft_pgas kernel, int dst, unsigned handler,
+                              const uint64_t *args, unsigned nargs, size_t src_offset,
+                              size_t length, size_t dst_offset, unsigned flags);
+/* Strided and vectored Longs read the caller's segment; both sides move the same bytes. */
+WEFT_API int weft_am_long_strided(weft_pgas kernel, int dst, unsigned handler,
+                                  const uint64_t *args, unsigned nargs,
+                                  const weft_am_stride *src, const weft_am_stride *dst_region,
+                                  unsigned flags);
+WEFT_API int weft_am_long_vectored(weft_pgas kernel, int dst, unsigned handler,
+                                   const uint64_t *args, unsigned nargs,
+                                   const weft_am_piece *src, size_t src_count,
+                                   const weft_am_piece *dst_pieces, size_t dst_count,
+                                   unsigned flags);
+/* Gets: bring the target's segment data into the caller's segment.  The data's arrival is the
+ * reply (weft_am_wait_replies counts it); `handler` (WEFT_AM_H_EMPTY for none) then runs on
+ * the caller with is_reply set. */
+WEFT_API int weft_am_get_long(weft_pgas kernel, int target, unsigned handler,
+                              const uint64_t *args, unsigned nargs, size_t remote_offset,
+                              size_t length, size_t local_offset, unsigned flags);
+WEFT_API int weft_am_get_strided(weft_pgas kernel, int target, unsigned handler,
+                                 const uint64_t *args, unsigned nargs,
+                                 const weft_am_stride *remote, const weft_am_stride *local,
+                                 unsigned flags);
+/* From inside a request handler only, once: a Short reply to its sender.  It runs `handler`
+ * there and is not counted by weft_am_wait_replies. */
+WEFT_API int weft_am_reply_short(const weft_am_info *request, unsigned handler,
+                                 const uint64_t *args, unsigned nargs);
+/* Waits until n automatic replies arrived (counting since the last call) and consumes them. */
+WEFT_API int weft_am_wait_replies(weft_pgas kernel, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

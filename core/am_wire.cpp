@@ -1,0 +1,229 @@
+// Encoding and validation of active-message packets (layout: am_wire.hpp, docs/pgas-wire.md).
+#include "am_wire.hpp"
+
+#include <cstring>
+
+namespace weft {
+
+namespace {
+
+constexpr uint64_t bits(uint64_t v, int lo, int width) { return (v >> lo) & ((uint64_t{1} << width) - 1); }
+
+size_t descriptor_words(const am_packet &p) {
+    if (p.is_get()) return p.kind() == am_kind_strided ? 8 : 3;
+    switch (p.kind()) {
+        case am_kind_long: return 1;
+        case am_kind_strided: return 4;
+        case am_kind_vectored: return 1 + 2 * size_t{p.npieces};
+        default: return 0;
+    }
+}
+
+bool carries_payload(const am_packet &p) {
+    return !p.is_get() && (p.ext_flags & am_ext_rndv) == 0 && p.kind() != am_kind_short;
+}
+
+// Bytes a region of `length` at `offset` needs inside a segment.
+bool fits(uint64_t offset, uint64_t length, uint64_t seg_size) {
+    return offset <= seg_size && length <= seg_size - offset;
+}
+
+bool stride_fits(const am_stride_desc &s, uint64_t seg_size) {
+    uint64_t extent;
+    return am_stride_extent(s, extent) && fits(s.offset, extent, seg_size);
+}
+
+bool stride_total(const am_stride_desc &s, uint64_t &total) {
+    return !__builtin_mul_overflow(s.block_size, s.block_count, &total);
+}
+
+}  // namespace
+
+const char *am_wire_error_name(am_wire_error e) {
+    switch (e) {
+        case am_wire_error::ok: return "valid";
+        case am_wire_error::truncated: return "shorter than its header says";
+        case am_wire_error::bad_type: return "unknown message type";
+        case am_wire_error::too_many_args: return "more than 15 arguments";
+        case am_wire_error::too_many_pieces: return "more than 16 vector pieces";
+        case am_wire_error::bad_size: return "payload size disagrees with the packet";
+        case am_wire_error::bad_reserved: return "reserved bits set";
+    }
+    return "?";
+}
+
+bool am_stride_extent(const am_stride_desc &s, uint64_t &extent) {
+    if (s.block_count == 0 || s.block_size == 0) {
+        extent = 0;
+        return true;
+    }
+    uint64_t span;
+    if (__builtin_mul_overflow(s.block_count - 1, s.stride, &span)) return false;
+    return !__builtin_add_overflow(span, s.block_size, &extent);
+}
+
+bool am_needs_ext(const am_packet &p) {
+    uint8_t k = p.kind();
+    if (k != am_kind_short && k != am_kind_medium && k != am_kind_long) return true;
+    if (p.ext_flags != 0 || p.handler >= 16) return true;
+    if (k == am_kind_short) return p.payload_bytes != 0;
+    return p.payload_bytes % 8 != 0 || p.payload_bytes / 8 > 0xFFFF;
+}
+
+size_t am_encode(am_packet &p, void *out) {
+    bool ext = am_needs_ext(p);
+    p.type = static_cast<uint8_t>(ext ? (p.type | am_ext) : (p.type & ~am_ext));
+    auto *w = static_cast<uint64_t *>(out);
+    uint64_t words = ext ? 0 : p.payload_bytes / 8;
+    w[0] = uint64_t{p.type} | (uint64_t{p.src & 0xFFFF} << 8) | (uint64_t{p.dst & 0xFFFF} << 24) |
+           ((words & 0xFFFF) << 40) | (uint64_t{p.handler & 0xF} << 56) | (uint64_t{p.nargs & 0xF} << 60);
+    w[1] = uint64_t{p.token} << 48;
+    size_t n = 2;
+    if (ext)
+        w[n++] = uint64_t{p.handler & 0xFF} | (uint64_t{p.ext_flags} << 8) | (uint64_t{p.rndv_seq} << 16) |
+                 ((p.payload_bytes & 0xFFFFFFFF) << 32);
+    auto put_stride = [&](const am_stride_desc &s) {
+        w[n++] = s.offset;
+        w[n++] = s.stride;
+        w[n++] = s.block_size;
+        w[n++] = s.block_count;
+    };
+    if (p.is_get()) {
+        if (p.kind() == am_kind_strided) {
+            put_stride(p.src_stride);
+            put_stride(p.dst_stride);
+        } else {
+            w[n++] = p.src_offset;
+            w[n++] = p.payload_bytes;
+            w[n++] = p.dst_offset;
+        }
+    } else if (p.kind() == am_kind_long) {
+        w[n++] = p.dst_offset;
+    } else if (p.kind() == am_kind_strided) {
+        put_stride(p.dst_stride);
+    } else if (p.kind() == am_kind_vectored) {
+        w[n++] = p.npieces;
+        for (unsigned i = 0; i < 2 * p.npieces; ++i) w[n++] = p.pieces[i];
+    }
+    for (unsigned i = 0; i < p.nargs; ++i) w[n++] = p.args[i];
+    size_t len = n * 8;
+    if (carries_payload(p) && p.payload_bytes != 0) {
+        std::memcpy(reinterpret_cast<char *>(out) + len, p.payload, p.payload_bytes);
+        len += (p.payload_bytes + 7) & ~size_t{7};
+    }
+    return len;
+}
+
+am_wire_error am_decode(const void *buf, size_t len, am_packet &p) {
+    const auto *w = static_cast<const uint64_t *>(buf);
+    if (len < 16 || len % 8 != 0) return am_wire_error::truncated;
+    size_t nwords = len / 8;
+    p = am_packet{};
+    p.type = static_cast<uint8_t>(bits(w[0], 0, 8));
+    p.src = static_cast<uint32_t>(bits(w[0], 8, 16));
+    p.dst = static_cast<uint32_t>(bits(w[0], 24, 16));
+    uint64_t words = bits(w[0], 40, 16);
+    p.handler = static_cast<unsigned>(bits(w[0], 56, 4));
+    p.nargs = static_cast<unsigned>(bits(w[0], 60, 4));
+    p.token = static_cast<uint16_t>(bits(w[1], 48, 16));
+    if (bits(w[1], 0, 48) != 0 || (p.type & 0x08) != 0) return am_wire_error::bad_reserved;
+    uint8_t k = p.kind();
+    if (k != am_kind_short && k != am_kind_medium && k != am_kind_long && k != am_kind_strided &&
+        k != am_kind_vectored)
+        return am_wire_error::bad_type;
+    size_t n = 2;
+    if (p.type & am_ext) {
+        if (nwords < 3) return am_wire_error::truncated;
+        uint64_t e = w[n++];
+        if (words != 0 || bits(e, 0, 4) != p.handler) return am_wire_error::bad_reserved;
+        p.handler = static_cast<unsigned>(bits(e, 0, 8));
+        p.ext_flags = static_cast<uint8_t>(bits(e, 8, 8));
+        p.rndv_seq = static_cast<uint16_t>(bits(e, 16, 16));
+        p.payload_bytes = bits(e, 32, 32);
+        if ((p.ext_flags & ~(am_ext_get | am_ext_rndv)) != 0) return am_wire_error::bad_reserved;
+    } else {
+        if (k == am_kind_strided || k == am_kind_vectored) return am_wire_error::bad_type;
+        p.payload_bytes = words * 8;
+    }
+    if (p.nargs > am_max_args) return am_wire_error::too_many_args;  // 4 bits: never, kept for clarity
+    bool get = p.is_get();
+    bool rndv = (p.ext_flags & am_ext_rndv) != 0;
+    if (get && ((k != am_kind_long && k != am_kind_strided) || rndv || (p.type & am_reply)))
+        return am_wire_error::bad_type;
+    if (rndv && k != am_kind_long && k != am_kind_strided && k != am_kind_vectored)
+        return am_wire_error::bad_type;
+    if ((p.type & am_reply) && k != am_kind_short && !(k == am_kind_long || k == am_kind_strided))
+        return am_wire_error::bad_type;
+    if (k == am_kind_short && p.payload_bytes != 0 && !get) return am_wire_error::bad_size;
+    if (k == am_kind_vectored) {
+        if (nwords < n + 1) return am_wire_error::truncated;
+        if (w[n] > am_max_vector) return am_wire_error::too_many_pieces;
+        p.npieces = static_cast<unsigned>(w[n]);
+    }
+    size_t desc = descriptor_words(p);
+    if (nwords < n + desc + p.nargs) return am_wire_error::truncated;
+    auto get_stride = [&](am_stride_desc &s) {
+        s.offset = w[n++];
+        s.stride = w[n++];
+        s.block_size = w[n++];
+        s.block_count = w[n++];
+    };
+    uint64_t described = p.payload_bytes;  // what the descriptors say is moved
+    if (get) {
+        if (k == am_kind_strided) {
+            get_stride(p.src_stride);
+            get_stride(p.dst_stride);
+            uint64_t a, b;
+            if (!stride_total(p.src_stride, a) || !stride_total(p.dst_stride, b) || a != b) return am_wire_error::bad_size;
+            described = a;
+        } else {
+            p.src_offset = w[n++];
+            described = w[n++];
+            p.dst_offset = w[n++];
+        }
+        // A get request carries no payload; its size field names what it asks for.
+        if (described != p.payload_bytes) return am_wire_error::bad_size;
+    } else if (k == am_kind_long) {
+        p.dst_offset = w[n++];
+    } else if (k == am_kind_strided) {
+        get_stride(p.dst_stride);
+        if (!stride_total(p.dst_stride, described)) return am_wire_error::bad_size;
+    } else if (k == am_kind_vectored) {
+        ++n;
+        p.pieces = w + n;
+        n += 2 * size_t{p.npieces};
+        described = 0;
+        for (unsigned i = 0; i < p.npieces; ++i)
+            if (__builtin_add_overflow(described, p.pieces[2 * i + 1], &described)) return am_wire_error::bad_size;
+    }
+    if (described != p.payload_bytes) return am_wire_error::bad_size;
+    p.args = w + n;
+    n += p.nargs;
+    size_t rest = (nwords - n) * 8;
+    if (carries_payload(p)) {
+        if (p.payload_bytes > rest || rest - p.payload_bytes >= 8) return am_wire_error::bad_size;
+        p.payload = w + n;
+    } else if (rest != 0) {
+        return am_wire_error::bad_size;
+    }
+    return am_wire_error::ok;
+}
+
+bool am_check_bounds(const am_packet &p, uint64_t seg_size) {
+    if (p.is_get()) {
+        // The target checks its source side; the requester checked its own destination.
+        if (p.kind() == am_kind_strided) return stride_fits(p.src_stride, seg_size);
+        return fits(p.src_offset, p.payload_bytes, seg_size);
+    }
+    switch (p.kind()) {
+        case am_kind_long: return fits(p.dst_offset, p.payload_bytes, seg_size);
+        case am_kind_strided: return stride_fits(p.dst_stride, seg_size);
+        case am_kind_vectored:
+            for (unsigned i = 0; i < p.npieces; ++i)
+                if (!fits(p.pieces[2 * i], p.pieces[2 * i + 1], seg_size)) return false;
+            return true;
+        default: return true;
+    }
+}
+
+}  // namespace weft
