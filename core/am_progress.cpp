@@ -188,6 +188,12 @@ const char *handle_packet(am_kernel &k, const uint64_t *buf, size_t len, uint64_
     if (first + static_cast<uint32_t>(src_index) >= x.c->remote_offset[static_cast<size_t>(src_rank) + 1] ||
         p.src != first + static_cast<uint32_t>(src_index))
         return "its source kernel is not the sender";
+    if (p.is_get()) {
+        // The handler runs on the requester when the data arrives; here only the source matters.
+        if (!am_check_bounds(p, x.segment_size)) return "a region lies outside the segment";
+        serve_get(k, p);
+        return nullptr;
+    }
     if (!handler_ok(k, p)) return "no handler is registered at its index (or H_ADD without an argument)";
     bool reply = (p.type & am_reply) != 0;
     if (reply && p.kind() == am_kind_short) {
@@ -198,10 +204,6 @@ const char *handle_packet(am_kernel &k, const uint64_t *buf, size_t len, uint64_
         return nullptr;
     }
     if (!am_check_bounds(p, x.segment_size)) return "a region lies outside the segment";
-    if (p.is_get()) {
-        serve_get(k, p);
-        return nullptr;
-    }
     if (p.ext_flags & am_ext_rndv) {
         start_rndv(k, p, buf, len, src_rank, src_index);
         return nullptr;

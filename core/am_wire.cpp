@@ -28,8 +28,11 @@ bool fits(uint64_t offset, uint64_t length, uint64_t seg_size) {
     return offset <= seg_size && length <= seg_size - offset;
 }
 
+// Blocks may not overlap: a payload then never exceeds the region it lands in, so a packet
+// cannot make the receiver stage more than its segment holds.
 bool stride_fits(const am_stride_desc &s, uint64_t seg_size) {
     uint64_t extent;
+    if (s.block_count > 1 && s.stride < s.block_size) return false;
     return am_stride_extent(s, extent) && fits(s.offset, extent, seg_size);
 }
 
@@ -66,6 +69,9 @@ bool am_needs_ext(const am_packet &p) {
     uint8_t k = p.kind();
     if (k != am_kind_short && k != am_kind_medium && k != am_kind_long) return true;
     if (p.ext_flags != 0 || p.handler >= 16) return true;
+    // A GAScore takes every Short REPLY for an automatic one; a handler's reply (0x61) would be
+    // miscounted there.
+    if ((p.type & am_reply) && (p.type & am_async)) return true;
     if (k == am_kind_short) return p.payload_bytes != 0;
     return p.payload_bytes % 8 != 0 || p.payload_bytes / 8 > 0xFFFF;
 }
@@ -108,8 +114,11 @@ size_t am_encode(am_packet &p, void *out) {
     for (unsigned i = 0; i < p.nargs; ++i) w[n++] = p.args[i];
     size_t len = n * 8;
     if (carries_payload(p) && p.payload_bytes != 0) {
-        std::memcpy(reinterpret_cast<char *>(out) + len, p.payload, p.payload_bytes);
-        len += (p.payload_bytes + 7) & ~size_t{7};
+        size_t padded = (p.payload_bytes + 7) & ~size_t{7};
+        w[(len + padded) / 8 - 1] = 0;  // the padding must not carry an earlier packet's bytes
+        // Without a payload pointer the caller packs the payload into its place itself.
+        if (p.payload != nullptr) std::memcpy(reinterpret_cast<char *>(out) + len, p.payload, p.payload_bytes);
+        len += padded;
     }
     return len;
 }

@@ -20,7 +20,7 @@
 // Type byte: kind [2:0] (1 Short, 2 Medium, 4 Long, 5 strided, 6 vectored), 0x10 FIFO (payload
 // from the kernel, not memory), 0x20 ASYNC (no reply), 0x40 REPLY, 0x80 EXT (word 2 present).
 // An automatic reply is Short|REPLY (0x41) with the request's token and handler 0; a handler's
-// own reply is Short|REPLY|ASYNC (0x61): it acknowledges nothing.
+// own reply is Short|REPLY|ASYNC with the extension word (0xE1): it acknowledges nothing.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -101,7 +101,8 @@ am_wire_error am_decode(const void *buf, size_t len, am_packet &p);
 bool am_check_bounds(const am_packet &p, uint64_t seg_size);
 
 // Encodes p (its pointers: args, pieces and payload of payload_bytes unless rendezvous) into
-// out, which holds am_max_packet bytes.  Sets am_ext in p.type when a field does not fit
+// out, which holds am_max_packet bytes; with a null payload the payload's place is left for
+// the caller to fill (the last payload_bytes rounded up to 8 of the packet).  Sets am_ext in p.type when a field does not fit
 // Shoal's header or the message is a Weft extension.  Returns the packet length.
 size_t am_encode(am_packet &p, void *out);
 // Whether p must carry the extension word (a Shoal-limited peer cannot parse it).

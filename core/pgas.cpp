@@ -206,6 +206,15 @@ int prepare(const char *fn, weft_pgas h, int dst, unsigned handler, const uint64
     return WEFT_SUCCESS;
 }
 
+// A get's handler runs here when the data arrives: it must exist, or the data would be dropped.
+int check_local_handler(const char *fn, const am_call &call) {
+    unsigned h = call.p.handler;
+    if (h >= WEFT_AM_HANDLER_FIRST && call.k->handlers[h].fn == nullptr)
+        return fail(WEFT_ERR_ARG, "%s: handler %u runs on this kernel when the data arrives, and none is registered there",
+                    fn, h);
+    return WEFT_SUCCESS;
+}
+
 int send(const char *fn, am_call &call, const am_source &src) {
     am_kernel &k = *call.k;
     stream_use use(k.s);
@@ -252,6 +261,9 @@ int to_stride(const char *fn, const char *what, const am_call &call, const weft_
     uint64_t extent;
     if (__builtin_mul_overflow(d.block_size, d.block_count, &total) || !am_stride_extent(d, extent))
         return fail(WEFT_ERR_ARG, "%s: the %s region's size overflows", fn, what);
+    if (d.block_count > 1 && d.stride < d.block_size)
+        return fail(WEFT_ERR_ARG, "%s: the %s region's blocks overlap (stride %zu < block size %zu)", fn, what, s->stride,
+                    s->block_size);
     return check_region(fn, what, call, d.offset, extent);
 }
 
@@ -638,6 +650,7 @@ extern "C" int weft_am_get_long(weft_pgas h, int target, unsigned handler, const
     if (flags & WEFT_AM_ASYNC) return fail(WEFT_ERR_ARG, "%s: WEFT_AM_ASYNC: a get's data is its reply", fn);
     am_call call;
     if (int rc = prepare(fn, h, target, handler, args, nargs, flags, am_kind_long, call)) return rc;
+    if (int rc = check_local_handler(fn, call)) return rc;
     if (int rc = check_length(fn, call, length, call.k->ctx->max_long)) return rc;
     if (int rc = check_region(fn, "remote source", call, remote_offset, length)) return rc;
     if (int rc = check_region(fn, "local destination", call, local_offset, length)) return rc;
@@ -654,6 +667,7 @@ extern "C" int weft_am_get_strided(weft_pgas h, int target, unsigned handler, co
     if (flags & WEFT_AM_ASYNC) return fail(WEFT_ERR_ARG, "%s: WEFT_AM_ASYNC: a get's data is its reply", fn);
     am_call call;
     if (int rc = prepare(fn, h, target, handler, args, nargs, flags, am_kind_strided, call)) return rc;
+    if (int rc = check_local_handler(fn, call)) return rc;
     uint64_t remote_total, local_total;
     if (int rc = to_stride(fn, "remote source", call, remote, call.p.src_stride, remote_total)) return rc;
     if (int rc = to_stride(fn, "local destination", call, local, call.p.dst_stride, local_total)) return rc;

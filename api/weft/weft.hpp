@@ -6,6 +6,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -753,6 +758,262 @@ inline UniqueComm multiplex_comm(Comm parent, std::span<const weft_stream> strea
     check(weft_stream_comm_create_multiplex(parent.handle(), streams.size(), streams.data(), &c));
     return UniqueComm(c);
 }
+
+// ---- PGAS active messages ----
+
+namespace detail {
+// A span longer than any valid count reaches the C API as an invalid count (never as a
+// truncated valid one), so the library rejects it with its own error.
+inline unsigned am_nargs(std::span<const uint64_t> args) noexcept {
+    return args.size() > WEFT_AM_MAX_ARGS ? WEFT_AM_MAX_ARGS + 1u : static_cast<unsigned>(args.size());
+}
+}  // namespace detail
+
+// What a handler is told: a view of weft_am_info, valid until the handler returns.
+class AmMessage {
+  public:
+    AmMessage(weft_pgas kernel, const weft_am_info &info) noexcept : kernel_(kernel), info_(&info) {}
+
+    weft_pgas kernel() const noexcept { return kernel_; }  // the kernel the handler runs on
+    int source() const noexcept { return info_->source; }
+    unsigned handler() const noexcept { return info_->handler; }
+    unsigned token() const noexcept { return info_->token; }
+    int kind() const noexcept { return info_->kind; }  // WEFT_AM_SHORT ... WEFT_AM_LONG_VECTORED
+    bool is_reply() const noexcept { return info_->is_reply != 0; }
+    std::span<const uint64_t> args() const noexcept { return {info_->args, info_->args ? info_->nargs : 0u}; }
+    // Medium: the payload.  Empty for the other kinds, whose data is in the segment.
+    std::span<const std::byte> payload() const noexcept {
+        if (info_->payload == nullptr) return {};
+        return {static_cast<const std::byte *>(info_->payload), info_->length};
+    }
+    size_t length() const noexcept { return info_->length; }  // Medium, Long: payload bytes
+    size_t offset() const noexcept { return info_->offset; }  // Long: where the data landed
+    // Once, from a request's handler: a Short reply running `handler` on the sender.
+    void reply_short(unsigned handler, std::span<const uint64_t> args = {}) const {
+        check(weft_am_reply_short(info_, handler, args.data(), detail::am_nargs(args)));
+    }
+    const weft_am_info &c_info() const noexcept { return *info_; }
+
+  private:
+    weft_pgas kernel_;
+    const weft_am_info *info_;
+};
+
+namespace detail {
+// Callables registered through weft::Pgas, shared by the owning Pgas and its kernel() views so
+// that a view may register handlers that outlive it.  Heap nodes: the C library holds their
+// addresses as user_data, so they must not move when a Pgas does.
+struct pgas_handlers {
+    using function = std::function<void(const AmMessage &)>;
+    std::mutex lock;
+    std::map<std::pair<weft_pgas, unsigned>, std::unique_ptr<function>> slots;
+
+    // An escaping exception would unwind through the C library: it terminates instead.
+    static void trampoline(weft_pgas kernel, const weft_am_info *info, void *user_data) noexcept {
+        (*static_cast<function *>(user_data))(AmMessage(kernel, *info));
+    }
+};
+}  // namespace detail
+
+// One local kernel of a PGAS context (the Shoal kernel API).  The Pgas made by the constructor
+// owns the context and frees it (collectively, like weft_pgas_free) on destruction; kernel()
+// and view() give non-owning ones.  Remote addresses are byte offsets into the target kernel's
+// segment; kernels are numbered as weft.h describes (kernel_id(), num_kernels()).
+class Pgas {
+  public:
+    Pgas() noexcept = default;
+    // Collective over comm: each local kernel gets a zero-filled segment of segment_size bytes.
+    Pgas(Comm comm, size_t segment_size) : Pgas(comm, segment_size, WEFT_INFO_NULL) {}
+    // With hints such as weft_am_shoal_compat=true.
+    Pgas(Comm comm, size_t segment_size, const Info &hints) : Pgas(comm, segment_size, hints.handle()) {}
+    // Takes ownership of the handle weft_pgas_create returned (freed by the destructor).
+    explicit Pgas(weft_pgas adopt)
+        : h_(adopt), owns_(adopt != WEFT_PGAS_NULL), handlers_(std::make_shared<detail::pgas_handlers>()) {}
+    // A non-owning Pgas for a kernel handle (e.g. the one a C handler is given).  Callables
+    // registered through it live only as long as it does, unlike those of a kernel() view.
+    static Pgas view(weft_pgas kernel) noexcept { return Pgas(kernel, false, nullptr); }
+    ~Pgas() { reset(); }
+    Pgas(const Pgas &) = delete;
+    Pgas &operator=(const Pgas &) = delete;
+    Pgas(Pgas &&o) noexcept
+        : h_(std::exchange(o.h_, WEFT_PGAS_NULL)), owns_(std::exchange(o.owns_, false)),
+          handlers_(std::move(o.handlers_)) {}
+    Pgas &operator=(Pgas &&o) noexcept {
+        if (this != &o) {
+            reset();
+            h_ = std::exchange(o.h_, WEFT_PGAS_NULL);
+            owns_ = std::exchange(o.owns_, false);
+            handlers_ = std::move(o.handlers_);
+        }
+        return *this;
+    }
+
+    weft_pgas handle() const noexcept { return h_; }
+    bool owns() const noexcept { return owns_; }
+    explicit operator bool() const noexcept { return h_ != WEFT_PGAS_NULL; }
+    // Gives up ownership: the caller frees the handle with weft_pgas_free.
+    weft_pgas release() noexcept {
+        owns_ = false;
+        return std::exchange(h_, WEFT_PGAS_NULL);
+    }
+
+    // Local kernel `index` (its stream index on a multiplex communicator), not owned.
+    Pgas kernel(int index) const {
+        weft_pgas k = WEFT_PGAS_NULL;
+        check(weft_pgas_get_kernel(h_, index, &k));
+        return Pgas(k, false, handlers_);
+    }
+    int kernel_id() const {
+        int id = -1;
+        check(weft_pgas_kernel_id(h_, &id));
+        return id;
+    }
+    int num_kernels() const {
+        int n = 0;
+        check(weft_pgas_num_kernels(h_, &n));
+        return n;
+    }
+    std::span<std::byte> segment() const {
+        void *base = nullptr;
+        size_t size = 0;
+        check(weft_pgas_segment(h_, &base, &size));
+        return {static_cast<std::byte *>(base), size};
+    }
+
+    void progress() const { check(weft_pgas_progress(h_)); }
+    // Waits until the kernel's counter reaches value, then subtracts value.
+    void wait_counter(uint64_t value) const { check(weft_pgas_wait_counter(h_, value)); }
+    void barrier() const { check(weft_pgas_barrier(h_)); }
+    uint64_t bad_packets() const {
+        uint64_t n = 0;
+        check(weft_pgas_bad_packets(h_, &n));
+        return n;
+    }
+    size_t max_medium() const {
+        size_t n = 0;
+        check(weft_am_max_medium(h_, &n));
+        return n;
+    }
+    size_t max_long() const {
+        size_t n = 0;
+        check(weft_am_max_long(h_, &n));
+        return n;
+    }
+    unsigned max_args() const {
+        unsigned n = 0;
+        check(weft_am_max_args(h_, &n));
+        return n;
+    }
+
+    // Handlers WEFT_AM_HANDLER_FIRST..255.  A C function (replacing any callable there):
+    void register_handler(unsigned index, weft_am_handler fn, void *user_data = nullptr) {
+        check(weft_am_register(h_, index, fn, user_data));
+        forget_callable(index);
+    }
+    // A callable f(const AmMessage &), kept until the context is freed or the index is
+    // registered again (not from inside that handler itself: it would destroy the running
+    // callable).  It must not throw.  Allocates here, never per message.
+    template <class F>
+        requires(std::is_invocable_v<F &, const AmMessage &> && !std::is_convertible_v<F, weft_am_handler>)
+    void register_handler(unsigned index, F &&f) {
+        auto fn = std::make_unique<detail::pgas_handlers::function>(std::forward<F>(f));
+        if (!handlers_) handlers_ = std::make_shared<detail::pgas_handlers>();
+        check(weft_am_register(h_, index, &detail::pgas_handlers::trampoline, fn.get()));
+        std::lock_guard<std::mutex> g(handlers_->lock);
+        handlers_->slots[{h_, index}] = std::move(fn);
+    }
+
+    // ---- Messages ----
+    // args: up to WEFT_AM_MAX_ARGS words.  flags: WEFT_AM_ASYNC (no automatic reply).  Each
+    // returns once a caller's buffer may be reused; segment data must stay unchanged until the
+    // reply arrives.  Payload spans may hold any trivially copyable type.
+    void short_am(int dst, unsigned handler, std::span<const uint64_t> args = {}, unsigned flags = 0) const {
+        check(weft_am_short(h_, dst, handler, args.data(), detail::am_nargs(args), flags));
+    }
+
+    // Medium: the payload goes to the target's handler.
+    template <class T, size_t N>
+        requires std::is_trivially_copyable_v<T>
+    void medium(int dst, unsigned handler, std::span<const uint64_t> args, std::span<T, N> payload,
+                unsigned flags = 0) const {
+        check(weft_am_medium(h_, dst, handler, args.data(), detail::am_nargs(args), payload.data(),
+                             payload.size_bytes(), flags));
+    }
+    // Medium whose payload is this kernel's segment bytes [src_offset, src_offset + length).
+    void medium_seg(int dst, unsigned handler, std::span<const uint64_t> args, size_t src_offset, size_t length,
+                    unsigned flags = 0) const {
+        check(weft_am_medium_seg(h_, dst, handler, args.data(), detail::am_nargs(args), src_offset, length,
+                                 flags));
+    }
+
+    // Long: the payload is written at dst_offset in the target's segment before its handler runs.
+    template <class T, size_t N>
+        requires std::is_trivially_copyable_v<T>
+    void long_am(int dst, unsigned handler, std::span<const uint64_t> args, std::span<T, N> payload,
+                 size_t dst_offset, unsigned flags = 0) const {
+        check(weft_am_long(h_, dst, handler, args.data(), detail::am_nargs(args), payload.data(),
+                           payload.size_bytes(), dst_offset, flags));
+    }
+    void long_seg(int dst, unsigned handler, std::span<const uint64_t> args, size_t src_offset, size_t length,
+                  size_t dst_offset, unsigned flags = 0) const {
+        check(weft_am_long_seg(h_, dst, handler, args.data(), detail::am_nargs(args), src_offset, length,
+                               dst_offset, flags));
+    }
+    // Strided and vectored Longs read this kernel's segment; both sides move the same bytes.
+    void long_strided(int dst, unsigned handler, std::span<const uint64_t> args, const weft_am_stride &src,
+                      const weft_am_stride &dst_region, unsigned flags = 0) const {
+        check(weft_am_long_strided(h_, dst, handler, args.data(), detail::am_nargs(args), &src, &dst_region,
+                                   flags));
+    }
+    void long_vectored(int dst, unsigned handler, std::span<const uint64_t> args,
+                       std::span<const weft_am_piece> src, std::span<const weft_am_piece> dst_pieces,
+                       unsigned flags = 0) const {
+        check(weft_am_long_vectored(h_, dst, handler, args.data(), detail::am_nargs(args), src.data(),
+                                    src.size(), dst_pieces.data(), dst_pieces.size(), flags));
+    }
+
+    // Gets: the target's segment data lands in this kernel's segment; its arrival is the reply
+    // (wait_replies counts it) and then runs `handler` here (WEFT_AM_H_EMPTY for none).
+    void get_long(int target, unsigned handler, std::span<const uint64_t> args, size_t remote_offset,
+                  size_t length, size_t local_offset, unsigned flags = 0) const {
+        check(weft_am_get_long(h_, target, handler, args.data(), detail::am_nargs(args), remote_offset, length,
+                               local_offset, flags));
+    }
+    void get_strided(int target, unsigned handler, std::span<const uint64_t> args, const weft_am_stride &remote,
+                     const weft_am_stride &local, unsigned flags = 0) const {
+        check(weft_am_get_strided(h_, target, handler, args.data(), detail::am_nargs(args), &remote, &local,
+                                  flags));
+    }
+
+    // Waits until n automatic replies arrived (counting since the last call) and consumes them.
+    void wait_replies(size_t n) const { check(weft_am_wait_replies(h_, n)); }
+
+  private:
+    Pgas(Comm comm, size_t segment_size, weft_info hints)
+        : handlers_(std::make_shared<detail::pgas_handlers>()) {
+        check(weft_pgas_create(comm.handle(), segment_size, hints, &h_));
+        owns_ = true;
+    }
+    Pgas(weft_pgas kernel, bool owns, std::shared_ptr<detail::pgas_handlers> handlers) noexcept
+        : h_(kernel), owns_(owns), handlers_(std::move(handlers)) {}
+
+    void forget_callable(unsigned index) noexcept {
+        if (!handlers_) return;
+        std::lock_guard<std::mutex> g(handlers_->lock);
+        handlers_->slots.erase({h_, index});
+    }
+    // After the free no handler can run, so the callables may go (with the last Pgas sharing them).
+    void reset() noexcept {
+        if (owns_ && h_ != WEFT_PGAS_NULL) weft_pgas_free(&h_);
+        h_ = WEFT_PGAS_NULL;
+        owns_ = false;
+        handlers_.reset();
+    }
+
+    weft_pgas h_ = WEFT_PGAS_NULL;
+    bool owns_ = false;
+    std::shared_ptr<detail::pgas_handlers> handlers_;
+};
 
 // ---- Environment ----
 
