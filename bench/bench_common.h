@@ -126,4 +126,15 @@ static void bench_fabric_name(char *name, size_t cap)
     weft_info_free(&info);
 }
 
+/* Point-to-point benchmarks run between exactly two ranks: 0 when size is 2, else a message
+ * (from rank 0) and 1. */
+static int bench_need_two_ranks(int rank, int size, const char *prog)
+{
+    if (size == 2)
+        return 0;
+    if (rank == 0)
+        fprintf(stderr, "%s: needs exactly 2 ranks, got %d (use weftrun -n 2)\n", prog, size);
+    return 1;
+}
+
 #endif /* WEFT_BENCH_COMMON_H */

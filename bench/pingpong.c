@@ -99,10 +99,7 @@ int main(int argc, char **argv)
         weft_finalize();
         return 2;
     }
-    if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "%s: needs exactly 2 ranks, got %d (use weftrun -n 2)\n", argv[0],
-                    size);
+    if (bench_need_two_ranks(rank, size, argv[0])) {
         weft_finalize();
         return 2;
     }
