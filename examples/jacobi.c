@@ -17,11 +17,11 @@
  * reads them, and no one overwrites a halo that a slower kernel is still reading).  At the end
  * kernel 0 pulls every block with weft_am_get_long and compares the grid with a serial run.
  *
- *   weftrun -n P weft-jacobi N ITERS [STREAMS]
+ *   weftrun -n P weft-jacobi N ITERS [KERNELS]
  *
- * STREAMS = 0 (default): one kernel per process, on WEFT_COMM_WORLD.
- * STREAMS = K >= 1: a multiplex communicator with K streams per process, one thread per stream,
- * P x K kernels (needs K reserved endpoints per process: WEFT_RESERVED_VCIS >= K, default 8).
+ * KERNELS = P (default): one kernel per process, on WEFT_COMM_WORLD.
+ * KERNELS = P x K, K >= 2: a multiplex communicator with K streams per process, one thread per
+ * stream (needs K reserved endpoints per process: WEFT_RESERVED_VCIS >= K, default 8).
  * Prints PASS (exit 0) or FAIL (exit 1). */
 #include <pthread.h>
 #include <stdio.h>
@@ -298,23 +298,23 @@ static int parse_size(const char *s, long min, long *out)
 
 int main(int argc, char **argv)
 {
-    long n = 0, iters = 0, streams = 0;
+    long n = 0, iters = 0, kernels = 0, streams = 0;
     if (argc < 3 || argc > 4 || parse_size(argv[1], 3, &n) || parse_size(argv[2], 0, &iters) ||
-        (argc == 4 && parse_size(argv[3], 0, &streams))) {
+        (argc == 4 && parse_size(argv[3], 1, &kernels))) {
         fprintf(stderr,
-                "usage: weftrun -n P %s N ITERS [STREAMS]\n"
+                "usage: weftrun -n P %s N ITERS [KERNELS]\n"
                 "  N        grid side (>= 3 and >= the number of kernels)\n"
                 "  ITERS    Jacobi iterations (>= 0)\n"
-                "  STREAMS  0 (default): one kernel per process on WEFT_COMM_WORLD;\n"
-                "           K >= 1: a multiplex communicator with K streams (and threads) per\n"
-                "           process, P x K kernels (needs WEFT_RESERVED_VCIS >= K)\n",
+                "  KERNELS  P (default): one kernel per process on WEFT_COMM_WORLD;\n"
+                "           P x K: a multiplex communicator with K streams (and threads) per\n"
+                "           process (needs WEFT_RESERVED_VCIS >= K)\n",
                 argv[0]);
         return 2;
     }
 
     int provided = WEFT_THREAD_SINGLE;
     /* Threads only touch their own kernel, but several threads call into Weft at once. */
-    int required = streams > 0 ? WEFT_THREAD_MULTIPLE : WEFT_THREAD_SINGLE;
+    int required = kernels > 0 ? WEFT_THREAD_MULTIPLE : WEFT_THREAD_SINGLE;
     CHECK(weft_init_thread(&argc, &argv, required, &provided));
     if (provided < required) {
         fprintf(stderr, "weft-jacobi: needs thread level %d, got %d\n", required, provided);
@@ -325,6 +325,15 @@ int main(int argc, char **argv)
     CHECK(weft_comm_rank(WEFT_COMM_WORLD, &rank));
     CHECK(weft_comm_size(WEFT_COMM_WORLD, &nprocs));
 
+    if (kernels > 0 && kernels % nprocs != 0) {
+        if (rank == 0)
+            fprintf(stderr, "weft-jacobi: %ld kernels cannot be spread evenly over %d processes\n", kernels,
+                    nprocs);
+        weft_finalize();
+        return 2;
+    }
+    if (kernels > nprocs)
+        streams = kernels / nprocs;
     int nlocal = streams > 0 ? (int)streams : 1;
     weft_stream *stream_list = NULL;
     weft_comm comm = WEFT_COMM_WORLD;
