@@ -544,7 +544,7 @@ inline round_state prepare_round(kernel_ctx &kc, const plan_fn &plan) {
                     ADD_FAILURE() << "test plan error: " << e.what << " lands outside the segment";
                     break;
                 }
-                std::memcpy(rs.image.data() + r.first, e.bytes.data() + at, r.second);
+                if (r.second != 0) std::memcpy(rs.image.data() + r.first, e.bytes.data() + at, r.second);
                 at += r.second;
             }
             ex.push_back(std::move(e));
