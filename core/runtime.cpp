@@ -79,10 +79,10 @@ int copy_hints(weft_info info, std::map<std::string, std::string> &out) {
 
 // Undoes a partial init so that the process can report the error and exit cleanly.
 void teardown(runtime &r) {
+    pgas_finalize_all();  // its kernels use the endpoints
     for (auto &v : r.vcis)
         if (v) vci_close(*v);
     r.vcis.clear();
-    pgas_finalize_all();
     comm_finalize_all();
     op_finalize_all();
     if (r.fabric.fabric != nullptr) r.fabric.plugin.fabric_ops.finalize(r.fabric.fabric);
@@ -239,6 +239,9 @@ extern "C" int weft_finalize(void) {
     if (int rc = runtime_check("weft_finalize")) return rc;
     runtime &r = rt();
     stream_finalize_all();
+    // Contexts the program did not free: withdraw their receives while the endpoints exist
+    // (progress threads, which run handlers, are stopped by now).
+    pgas_finalize_all();
     int rc = r.boot->fence();
     // Flushing a connection needs its peer to progress the endpoint at the far end, and every
     // process is now closing all of its endpoints, in no common order.  So each endpoint gets
@@ -255,7 +258,6 @@ extern "C" int weft_finalize(void) {
     for (auto &v : r.vcis)
         if (v) vci_close(*v);
     r.vcis.clear();
-    pgas_finalize_all();
     comm_finalize_all();
     op_finalize_all();
     r.fabric.plugin.fabric_ops.finalize(r.fabric.fabric);
