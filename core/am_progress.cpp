@@ -13,6 +13,11 @@ namespace weft {
 namespace {
 
 thread_local am_kernel *t_handler_kernel = nullptr;
+struct reply_ctx;
+// The request the calling thread's innermost handler is answering: weft_am_reply_short only
+// dereferences an info whose private pointer is this one (a stale info from a handler that
+// returned points into a dead stack frame).
+thread_local reply_ctx *t_reply = nullptr;
 
 // What weft_am_reply_short needs of the request being handled.
 struct reply_ctx {
@@ -62,9 +67,12 @@ void run_handler(am_kernel &k, const am_packet &p, const void *payload, uint64_t
     info.offset = offset;
     info.weft_private_ = &rc;
     am_kernel *outer = t_handler_kernel;
+    reply_ctx *outer_reply = t_reply;
     t_handler_kernel = &k;
+    t_reply = &rc;
     h.fn(k.handle, &info, h.user_data);
     t_handler_kernel = outer;
+    t_reply = outer_reply;
 }
 
 int send_auto_reply(am_kernel &k, uint32_t dst, uint16_t token) {
@@ -267,7 +275,7 @@ bool am_in_handler() { return t_handler_kernel != nullptr; }
 
 int am_reply_short(const weft_am_info *info, unsigned handler, const uint64_t *args, unsigned nargs) {
     auto *rc = static_cast<reply_ctx *>(info->weft_private_);
-    if (rc == nullptr || t_handler_kernel != rc->k)
+    if (rc == nullptr || rc != t_reply)
         return fail(WEFT_ERR_ARG, "weft_am_reply_short: call it only from inside the handler of the message it answers");
     if (rc->is_reply) return fail(WEFT_ERR_ARG, "weft_am_reply_short: a reply cannot be answered");
     if (rc->replied) return fail(WEFT_ERR_ARG, "weft_am_reply_short: a handler may reply only once");
