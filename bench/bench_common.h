@@ -128,7 +128,7 @@ static void bench_fabric_name(char *name, size_t cap)
 
 /* Point-to-point benchmarks run between exactly two ranks: 0 when size is 2, else a message
  * (from rank 0) and 1. */
-static int bench_need_two_ranks(int rank, int size, const char *prog)
+static inline int bench_need_two_ranks(int rank, int size, const char *prog)
 {
     if (size == 2)
         return 0;

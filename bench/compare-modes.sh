@@ -26,6 +26,12 @@ with the same thread count.
       --csv FILE     write the table as CSV to FILE
       --timeout S    kill any single run after S seconds (default 120)
       --keep         keep the raw logs (their folder is printed)
+      --instructions instead of rates: instructions per message under callgrind (valgrind must
+                     be installed), T=1 only, for every mode: rank 0's send path (each timed
+                     window's weft_isend x 64 + weft_waitall, raw: ucp_tag_send_nbx x 64 +
+                     progress until done) and rank 1's receive path (weft_irecv x 64 +
+                     weft_waitall); the ack is not counted.  Minimum over -r repetitions
+                     (default 3 here), -i defaults to 1000.  See README.md for the settings.
   -h, --help         this text
 
 Mode single (T=1 only) is weft-msgrate's default: weft_init (THREAD_SINGLE), WEFT_COMM_WORLD,
@@ -42,18 +48,22 @@ quick=0
 csv_out=
 run_timeout=120
 keep=0
+instructions=0
+reps_set=0
+iters_set=0
 build=
 while [ $# -gt 0 ]; do
     case $1 in
-    -r | --reps) reps=$2; shift 2 ;;
+    -r | --reps) reps=$2; reps_set=1; shift 2 ;;
     -T | --threads) tlist=$2; shift 2 ;;
-    -i | --iters) iters=$2; shift 2 ;;
+    -i | --iters) iters=$2; iters_set=1; shift 2 ;;
     --tls) tls=$2; shift 2 ;;
     --cores) cores=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --csv) csv_out=$2; shift 2 ;;
     --timeout) run_timeout=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --instructions) instructions=1; shift ;;
     -h | --help) usage; exit 0 ;;
     -*) echo "$0: unknown option $1" >&2; usage >&2; exit 2 ;;
     *)
@@ -62,6 +72,11 @@ while [ $# -gt 0 ]; do
     esac
 done
 build=${build:-./build}
+if [ $instructions = 1 ]; then
+    [ $reps_set = 1 ] || reps=3
+    [ $iters_set = 1 ] || iters=1000
+    tlist=1
+fi
 
 die() { echo "$0: $*" >&2; exit 1; }
 is_uint() { case $1 in '' | *[!0-9]*) return 1 ;; *) return 0 ;; esac; }
@@ -92,6 +107,70 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/weft-compare-modes.XXXXXX") || die "mktemp fai
 cleanup() { if [ $keep = 1 ]; then echo "raw logs kept in $logs"; else rm -rf "$logs"; fi; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# --instructions: callgrind on one rank (CG_RANK), counting only each timed window
+# (BENCH_CG=window, a client request in both programs).  The settings make the count the path
+# length rather than the machine's load: a 256-entry shared-memory FIFO, so that no send of a
+# window of 64 waits for FIFO space (UCX's default of 64 makes some sends pend, and how many
+# depends on when the peer runs); no yield while polling (WEFT_POLLS_BEFORE_YIELD, as
+# raw-ucx-msgrate, which never yields); and, in the counted rank, a 5 ms sleep before each window
+# (outside the count, BENCH_CG_SETTLE_US) so that the peer has sent the whole window before the
+# receiver starts polling for it.
+if [ $instructions = 1 ]; then
+    command -v valgrind >/dev/null || die "--instructions needs valgrind"
+    cat >"$logs/cg-wrap.sh" <<'EOF_WRAP'
+#!/bin/sh
+if [ "$WEFT_RANK" = "$CG_RANK" ]; then
+    exec valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$CG_OUT" "$@" 2>"$CG_OUT.log"
+fi
+exec "$@"
+EOF_WRAP
+    chmod +x "$logs/cg-wrap.sh"
+    # cg_run MODE RANK OUT: prints instructions per message, or fails.
+    cg_run() {
+        local m=$1 r=$2 out=$3 rc=0 tot
+        local -a prog=("$msgrate" -m "$m")
+        [ "$m" = raw-ucx ] && prog=("$raw")
+        rm -f "$out"
+        BENCH_CG=window BENCH_CG_SETTLE_US=${BENCH_CG_SETTLE_US:-5000} CG_RANK=$r CG_OUT=$out \
+            UCX_POSIX_FIFO_SIZE=${UCX_POSIX_FIFO_SIZE:-256} UCX_SYSV_FIFO_SIZE=${UCX_SYSV_FIFO_SIZE:-256} \
+            WEFT_POLLS_BEFORE_YIELD=${WEFT_POLLS_BEFORE_YIELD:-1073741824} \
+            RAW_UCX_DIR=$out.addr WEFT_FABRIC=ucx UCX_TLS=$tls timeout $((run_timeout * 10)) \
+            taskset -c "$core0,$core1" "$weftrun" -n 2 "$logs/cg-wrap.sh" "${prog[@]}" -i "$iters" -w 10 -p \
+            >"$out.stdout" 2>&1 || rc=$?
+        tot=$(awk '/^(summary|totals):/ { print $2; exit }' "$out" 2>/dev/null)
+        if [ $rc != 0 ] || [ -z "$tot" ]; then
+            echo "  $m rank $r failed (rc $rc); log:" >&2
+            tail -n 15 "$out.stdout" >&2
+            return 1
+        fi
+        awk -v t="$tot" -v n="$iters" 'BEGIN { printf "%.1f\n", t / (n * 64) }'
+    }
+    echo "# instructions per message under callgrind: UCX_TLS=$tls, 8 B, window 64, $iters windows, minimum of $reps run(s) per cell"
+    echo "# $(ucx_info -v 2>/dev/null | head -n1 | sed 's/^# *//') ; build dir $build ; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '%-8s %14s %14s %14s\n' mode "send (rank 0)" "recv (rank 1)" "vs raw-ucx"
+    [ -n "$csv_out" ] && echo "mode,send_instr_per_msg,recv_instr_per_msg,reps" >"$csv_out"
+    failed=0
+    base_s= base_r=
+    for m in raw-ucx single global vci stream; do
+        cells=()
+        for r in 0 1; do
+            best=
+            for rep in $(seq 1 "$reps"); do
+                v=$(cg_run "$m" "$r" "$logs/cg.$m.r$r.$rep.out") || { failed=1; continue; }
+                best=$(awk -v a="$best" -v b="$v" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }')
+            done
+            cells+=("${best:-n/a}")
+        done
+        if [ "$m" = raw-ucx ]; then base_s=${cells[0]}; base_r=${cells[1]}; fi
+        ratio=$(awk -v s="${cells[0]}" -v r="${cells[1]}" -v bs="$base_s" -v br="$base_r" \
+            'BEGIN { if (bs + 0 == 0 || br + 0 == 0 || s == "n/a" || r == "n/a") print "n/a"; else printf "%.2fx\n", (s + r) / (bs + br) }')
+        printf '%-8s %14s %14s %14s\n' "$m" "${cells[0]}" "${cells[1]}" "$ratio"
+        [ -n "$csv_out" ] && echo "$m,${cells[0]},${cells[1]},$reps" >>"$csv_out"
+    done
+    echo "# vs raw-ucx: (send + recv) / raw-ucx's (send + recv)"
+    exit $failed
+fi
 
 # run NAME T LOG PROG ARGS...: both ranks under taskset core0,core1; -p pins rank r (with all
 # its threads) to the r-th of them.  Prints msg/s (CSV column 8) or fails.  raw-ucx-msgrate

@@ -15,6 +15,9 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <unistd.h>
+
+#include "bench_callgrind.h"
 
 #define TAG_DATA 100
 #define TAG_ACK 101
@@ -137,29 +140,48 @@ static void *run_pair(void *arg)
     struct shared *sh = t->sh;
     char ack[ACK_BYTES] = {0};
     weft_comm comm = t->comm;
+    int cg = cg_mode();
     for (int phase = 0; phase < 2; phase++) {
         long n = phase == 0 ? sh->warmup : sh->iters;
+        int cg_win = phase == 1 && cg == CG_WINDOW;
+        unsigned settle = cg_win ? cg_settle_us() : 0;
         barrier_all(t);
         if (phase == 1 && t->idx == 0)
             sh->t0 = weft_wtime();
+        if (phase == 1 && cg == CG_LOOP)
+            CALLGRIND_TOGGLE_COLLECT;
         if (sh->rank == 0) {
             for (long i = 0; i < n; i++) {
+                if (settle)
+                    usleep(settle);
+                if (cg_win)
+                    CALLGRIND_TOGGLE_COLLECT;
                 for (long j = 0; j < sh->window; j++)
                     BENCH_CHECK(weft_isend(t->buf + (size_t)j * sh->slot, sh->msg_size, WEFT_BYTE,
                                            1, TAG_DATA, comm, &t->reqs[j]));
                 BENCH_CHECK(weft_waitall((size_t)sh->window, t->reqs, WEFT_STATUSES_IGNORE));
+                if (cg_win)
+                    CALLGRIND_TOGGLE_COLLECT;
                 BENCH_CHECK(weft_recv(ack, ACK_BYTES, WEFT_BYTE, 1, TAG_ACK, comm,
                                       WEFT_STATUS_IGNORE));
             }
         } else {
             for (long i = 0; i < n; i++) {
+                if (settle)
+                    usleep(settle);
+                if (cg_win)
+                    CALLGRIND_TOGGLE_COLLECT;
                 for (long j = 0; j < sh->window; j++)
                     BENCH_CHECK(weft_irecv(t->buf + (size_t)j * sh->slot, sh->msg_size, WEFT_BYTE,
                                            0, TAG_DATA, comm, &t->reqs[j]));
                 BENCH_CHECK(weft_waitall((size_t)sh->window, t->reqs, WEFT_STATUSES_IGNORE));
+                if (cg_win)
+                    CALLGRIND_TOGGLE_COLLECT;
                 BENCH_CHECK(weft_send(ack, ACK_BYTES, WEFT_BYTE, 0, TAG_ACK, comm));
             }
         }
+        if (phase == 1 && cg == CG_LOOP)
+            CALLGRIND_TOGGLE_COLLECT;
     }
     barrier_all(t);
     if (t->idx == 0)

@@ -34,6 +34,8 @@
 
 #include <ucp/api/ucp.h>
 
+#include "bench_callgrind.h"  /* BENCH_CG=loop|window, as in msgrate.c */
+
 #define TAG_DATA 100ull
 #define TAG_ACK 101ull
 #define TAG_SYNC 102ull
@@ -204,27 +206,42 @@ static void *run_pair(void *arg)
     struct thr *t = arg;
     struct shared *sh = t->sh;
     char ack[ACK_BYTES] = {0};
+    int cg = cg_mode();
     for (int phase = 0; phase < 2; phase++) {
         long n = phase == 0 ? sh->warmup : sh->iters;
+        int cg_win = phase == 1 && cg == CG_WINDOW;
+        unsigned settle = cg_win ? cg_settle_us() : 0;
         barrier_all(t);
         if (phase == 1 && t->idx == 0)
             sh->t0 = now();
+        if (phase == 1 && cg == CG_LOOP)
+            CALLGRIND_TOGGLE_COLLECT;
         for (long i = 0; i < n; i++) {
             long done = 0;
+            if (settle)
+                usleep(settle);
+            if (cg_win)
+                CALLGRIND_TOGGLE_COLLECT;
             if (sh->rank == 0) {
                 for (long j = 0; j < sh->window; j++)
                     post_send(t, t->buf + (size_t)j * sh->slot, sh->msg_size, TAG_DATA, &done);
                 wait_count(t, &done, sh->window);
+                if (cg_win)
+                    CALLGRIND_TOGGLE_COLLECT;
                 post_recv(t, ack, ACK_BYTES, TAG_ACK, &done);
                 wait_count(t, &done, sh->window + 1);
             } else {
                 for (long j = 0; j < sh->window; j++)
                     post_recv(t, t->buf + (size_t)j * sh->slot, sh->msg_size, TAG_DATA, &done);
                 wait_count(t, &done, sh->window);
+                if (cg_win)
+                    CALLGRIND_TOGGLE_COLLECT;
                 post_send(t, ack, ACK_BYTES, TAG_ACK, &done);
                 wait_count(t, &done, sh->window + 1);
             }
         }
+        if (phase == 1 && cg == CG_LOOP)
+            CALLGRIND_TOGGLE_COLLECT;
     }
     barrier_all(t);
     if (t->idx == 0)

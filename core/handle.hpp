@@ -40,7 +40,9 @@ class handle_table {
         e.object = std::move(object);
         e.ptr.store(e.object.get(), std::memory_order_release);
         e.generation.store(0, std::memory_order_release);
-        return handle_make(kind_, 0, slot);
+        int h = handle_make(kind_, 0, slot);
+        e.handle.store(h, std::memory_order_release);
+        return h;
     }
 
     // Returns the new handle, or 0 when the table is full.
@@ -59,20 +61,22 @@ class handle_table {
         e.object = std::move(object);
         e.generation.store(gen, std::memory_order_release);
         e.ptr.store(e.object.get(), std::memory_order_release);
-        return handle_make(kind_, gen, slot);
+        int h = handle_make(kind_, gen, slot);
+        e.handle.store(h, std::memory_order_release);  // last: get() matches on it
+        return h;
     }
 
-    // nullptr when the handle is of another kind, out of range, freed or stale.
+    // nullptr when the handle is of another kind, out of range, freed or stale.  A live slot
+    // holds its full handle (kind, generation, slot), so one comparison checks all three; a
+    // free slot holds 0, which no valid handle equals.  (Slot 0 is never used: handle 0 finds
+    // a null pointer there.)
     T *get(int handle) const {
-        if (handle_kind_bits(handle) != static_cast<uint32_t>(kind_)) return nullptr;
         uint32_t slot = handle_slot(handle);
         const entry *chunk = chunks_[slot / chunk_size].load(std::memory_order_acquire);
         if (chunk == nullptr) return nullptr;
         const entry &e = chunk[slot % chunk_size];
-        T *p = e.ptr.load(std::memory_order_acquire);
-        if (p == nullptr || e.generation.load(std::memory_order_acquire) != handle_generation(handle))
-            return nullptr;
-        return p;
+        if (e.handle.load(std::memory_order_acquire) != handle) return nullptr;
+        return e.ptr.load(std::memory_order_acquire);
     }
 
     // Shared ownership, for objects that pending operations keep alive after a free.
@@ -88,6 +92,7 @@ class handle_table {
         if (get(handle) == nullptr || handle_generation(handle) == 0) return false;
         uint32_t slot = handle_slot(handle);
         entry &e = slot_entry(slot);
+        e.handle.store(0, std::memory_order_release);
         e.ptr.store(nullptr, std::memory_order_release);
         e.object.reset();
         free_.push_back(slot);
@@ -117,6 +122,7 @@ class handle_table {
     struct entry {
         std::atomic<T *> ptr{nullptr};
         std::atomic<uint32_t> generation{0};
+        std::atomic<int> handle{0};  // the live handle of this slot, 0 when free
         std::shared_ptr<T> object;
     };
     entry &slot_entry(uint32_t slot) {

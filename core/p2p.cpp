@@ -55,7 +55,7 @@ int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int
     }
     // request_finish needs the element size (and the layout, for unpacking); a non-owning
     // pointer: built-ins are static, and derived types are held by the caller (hold_type).
-    r.type = std::shared_ptr<const datatype>(std::shared_ptr<const datatype>{}, b.type);
+    r.type = b.type;
     bool any_source = source == WEFT_ANY_SOURCE, any_tag = tag == WEFT_ANY_TAG, any_index = src_idx == WEFT_ANY_INDEX;
     uint64_t bits = match_bits(ctx, any_index ? 0 : static_cast<uint32_t>(src_idx),
                                any_source ? 0 : static_cast<uint32_t>(source), any_tag ? 0 : static_cast<uint32_t>(tag));
@@ -134,7 +134,7 @@ int conflict(const char *fn) {
 
 // A derived datatype can be freed while an operation on it is pending: hold a reference.
 void hold_type(request &r, weft_datatype type, const p2p_op &op) {
-    if (!op.b.type->builtin) r.type = datatype_get_shared(type);
+    if (!op.b.type->builtin) r.type_hold = datatype_get_shared(type);
 }
 
 int do_send(const p2p_op &op, int dest, int tag) {
@@ -224,8 +224,11 @@ inline bool fast_args(weft_comm handle, weft_datatype type, size_t count, const 
                       comm *&c, const datatype *&t, size_t &bytes) {
     if (g_runtime.state.load(std::memory_order_acquire) != runtime_state::initialized) return false;
     c = comm_get(handle);
-    t = datatype_get(type);
-    if (c == nullptr || t == nullptr || !t->builtin || !t->contiguous) return false;
+    // Built-in types only (the table lookup of a derived one is the slow path's business).
+    uint32_t u = static_cast<uint32_t>(type), slot = (u & 0xfffff) - 1;
+    if ((u >> 20) != 0x500 || slot >= datatype_builtin_count) return false;
+    t = g_builtin_datatypes[slot];
+    if (c == nullptr || t == nullptr || !t->contiguous) return false;
     if (static_cast<unsigned>(peer) >= static_cast<unsigned>(c->size) || static_cast<unsigned>(tag) > WEFT_TAG_UB)
         return false;
     if (c->local.empty() || c->remote_offset[static_cast<size_t>(peer) + 1] == c->remote_offset[static_cast<size_t>(peer)])
@@ -296,35 +299,93 @@ extern "C" int weft_recv(void *buf, size_t count, weft_datatype type, int source
 namespace weft {
 namespace {
 
-// weft_isend/weft_irecv: the fast path when the arguments allow it, else the full checker.
-int start_conventional(bool is_send, const void *buf, size_t count, weft_datatype type, int peer, int tag,
-                       weft_comm handle, weft_request *request, const char *fn) {
-    p2p_op op;
-    if (__builtin_expect(request != nullptr && fast_args(handle, type, count, buf, peer, tag, op.c, op.b.type,
-                                                         op.b.bytes),
-                         1)) {
-        op.b.buf = buf;
-        op.b.count = count;
-        op.li = 0;
-        op.peer_idx = 0;
-        op.s = op.c->local_streams[0];
-    } else if (int rc = check_p2p(fn, buf, count, type, peer, !is_send, tag, handle, 0, 0, op)) {
-        return rc;
+// weft_isend/weft_irecv with arguments that fast_args accepted (built-in contiguous type, peer
+// and tag in range, local endpoint 0, no stream checks): the request is allocated and posted in
+// one pass over the endpoint (one enter/leave).  The same work as do_start + p2p_post_send/recv,
+// without what only derived types, PROC_NULL or wildcards need.  A receive records its capacity
+// in bytes (user_count, with no type), which is all request_finish needs for a contiguous type.
+template <bool is_send>
+__attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, const void *buf, int peer, int tag,
+                                                     weft_request *handle) {
+    vci &v = *c.local[0];
+    stream *s = c.local_streams[0];
+    v.enter();
+    request *r = v.requests.alloc(handle);
+    if (__builtin_expect(r == nullptr, 0)) {
+        v.leave();
+        return fail(WEFT_ERR_NO_MEM, "%s: more than 1M requests pending on one endpoint",
+                    is_send ? "weft_isend" : "weft_irecv");
     }
+    r->endpoint = &v;
+    r->comm_pending = &c.pending[0];
+    ++*r->comm_pending;
+    if (s != nullptr) {
+        r->stream_pending = &s->pending;
+        ++s->pending;
+    }
+    int rc;
+    if constexpr (is_send) {
+        r->op = request::kind::send;
+        weft_fabric_peer_t *p = nullptr;
+        rc = comm_peer(c, 0, peer, 0, &p);
+        if (__builtin_expect(rc == WEFT_SUCCESS, 1)) {
+            uint64_t bits = match_bits(c.context_id, 0, static_cast<uint32_t>(c.rank), static_cast<uint32_t>(tag));
+            while ((rc = v.ops->tag_send(v.ep, p, buf, bytes, bits, r)) == WEFT_PLUGIN_ERR_AGAIN) v.ops->ep_progress(v.ep);
+            if (__builtin_expect(rc != WEFT_PLUGIN_OK, 0))
+                rc = fail(plugin_error(rc), "send to rank %d: the fabric refused the message (code %d)", peer, rc);
+        }
+    } else {
+        r->op = request::kind::recv;
+        r->user_buf = const_cast<void *>(buf);
+        r->user_count = bytes;
+        r->type = nullptr;
+        uint64_t bits = match_bits(c.context_id, 0, static_cast<uint32_t>(peer), static_cast<uint32_t>(tag));
+        while ((rc = v.ops->tag_recv(v.ep, const_cast<void *>(buf), bytes, bits, 0, r)) == WEFT_PLUGIN_ERR_AGAIN)
+            v.ops->ep_progress(v.ep);
+        if (__builtin_expect(rc != WEFT_PLUGIN_OK, 0))
+            rc = fail(plugin_error(rc), "recv: the fabric refused the receive (code %d)", rc);
+    }
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) {
+        request_release(*r);
+        *handle = WEFT_REQUEST_NULL;
+    }
+    v.leave();
+    return rc;
+}
+
+// weft_isend/weft_irecv when fast_args declined: the full checker, with its error details.
+template <bool is_send>
+__attribute__((noinline)) int start_checked(const void *buf, size_t count, weft_datatype type, int peer, int tag,
+                                            weft_comm handle, weft_request *request) {
+    const char *fn = is_send ? "weft_isend" : "weft_irecv";
+    p2p_op op;
+    if (int rc = check_p2p(fn, buf, count, type, peer, !is_send, tag, handle, 0, 0, op)) return rc;
     return do_start(is_send, op, type, peer, tag, request, fn);
 }
 
 }  // namespace
 }  // namespace weft
 
+// Both entry points: fast_args and start_fast inline (measured: splitting them into calls costs
+// more in prologues than it saves), everything else out of line in start_checked.
 extern "C" int weft_isend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
                           weft_request *request) {
-    return start_conventional(true, buf, count, type, dest, tag, handle, request, "weft_isend");
+    comm *c;
+    const datatype *t;
+    size_t bytes;
+    if (__builtin_expect(request != nullptr && fast_args(handle, type, count, buf, dest, tag, c, t, bytes), 1))
+        return start_fast<true>(*c, bytes, buf, dest, tag, request);
+    return start_checked<true>(buf, count, type, dest, tag, handle, request);
 }
 
 extern "C" int weft_irecv(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm handle,
                           weft_request *request) {
-    return start_conventional(false, buf, count, type, source, tag, handle, request, "weft_irecv");
+    comm *c;
+    const datatype *t;
+    size_t bytes;
+    if (__builtin_expect(request != nullptr && fast_args(handle, type, count, buf, source, tag, c, t, bytes), 1))
+        return start_fast<false>(*c, bytes, buf, source, tag, request);
+    return start_checked<false>(buf, count, type, source, tag, handle, request);
 }
 
 extern "C" int weft_stream_send(const void *buf, size_t count, weft_datatype type, int dest, int tag,

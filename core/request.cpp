@@ -1,6 +1,7 @@
 #include "request.hpp"
 
 #include <cstdlib>
+#include <new>
 
 #include "error.hpp"
 #include "handle.hpp"
@@ -31,9 +32,11 @@ int request_finish(request &r, weft_status *status) {
         bytes = r.msg_bytes < capacity ? r.msg_bytes : capacity;
         if (r.staging != nullptr && !cancelled) datatype_unpack(*r.type, r.staging, bytes, r.user_buf, r.user_count);
     }
-    std::free(r.staging);
-    r.staging = nullptr;
-    r.type.reset();
+    if (r.staging != nullptr) {
+        std::free(r.staging);
+        r.staging = nullptr;
+    }
+    if (r.type_hold) r.type_hold.reset();
     if (status != WEFT_STATUS_IGNORE) {
         if (r.op == request::kind::recv && !cancelled) {
             status->source = match_source(r.msg_tag);
@@ -51,49 +54,40 @@ int request_finish(request &r, weft_status *status) {
     return err;
 }
 
-request_pool::~request_pool() = default;
+std::atomic<request_pool *> g_request_pools[1u << 12];
 
-request *request_pool::alloc(weft_request *handle) {
-    uint32_t slot;
-    if (!free_.empty()) {
-        slot = free_.back();
-        free_.pop_back();
-    } else {
-        slot = size_.load(std::memory_order_relaxed);
-        if (slot >= max_slots) return nullptr;
-        auto &c = chunks_[slot / chunk];
-        if (!c) c = std::make_unique<request[]>(chunk);
-        size_.store(slot + 1, std::memory_order_release);
+request_pool::request_pool(uint32_t vci_index) : vci_index_(vci_index) {
+    if (vci_index_ < request_pool_max)
+        g_request_pools[request_pool_key(vci_index_)].store(this, std::memory_order_release);
+}
+
+request_pool::~request_pool() {
+    for (auto &c : chunks_) delete[] c.load(std::memory_order_relaxed);
+    if (vci_index_ < request_pool_max) {
+        request_pool *self = this;
+        g_request_pools[request_pool_key(vci_index_)].compare_exchange_strong(self, nullptr);
     }
-    request *r = &chunks_[slot / chunk][slot % chunk];
-    r->complete.store(false, std::memory_order_relaxed);
-    r->in_use = true;
-    r->fabric_status = WEFT_PLUGIN_OK;
-    r->msg_tag = 0;
-    r->msg_bytes = 0;
-    r->slot = slot;
-    *handle = handle_make(handle_kind::request, vci_index_, slot);
-    return r;
 }
 
-void request_pool::release(request *r) {
-    r->in_use = false;
-    free_.push_back(r->slot);
-}
-
-void request_release(request &r) {
-    if (r.comm_pending != nullptr) --*r.comm_pending;
-    if (r.stream_pending != nullptr) --*r.stream_pending;
-    r.comm_pending = r.stream_pending = nullptr;
-    r.endpoint->requests.release(&r);
-}
-
-request *request_lookup(weft_request handle) {
-    if (handle_kind_bits(handle) != static_cast<uint32_t>(handle_kind::request)) return nullptr;
-    auto &vcis = rt().vcis;
-    uint32_t index = handle_generation(handle);
-    if (index >= vcis.size() || !vcis[index]) return nullptr;
-    return vcis[index]->requests.lookup(handle_slot(handle));
+request *request_pool::grow() {
+    uint32_t first = size_;
+    if (first >= max_slots) return nullptr;
+    auto *c = new (std::nothrow) request[chunk];
+    if (c == nullptr) return nullptr;
+    // Chain the new chunk in slot order (slot 0, WEFT_REQUEST_NULL, is skipped).
+    uint32_t base = first - first % chunk;
+    request *head = nullptr;
+    for (uint32_t i = chunk; i-- > first - base;) {
+        request &r = c[i];
+        r.pool = this;
+        r.handle = handle_make(handle_kind::request, vci_index_, base + i);
+        r.next_free = head;
+        head = &r;
+    }
+    chunks_[first / chunk].store(c, std::memory_order_release);
+    free_ = head;
+    size_ = base + chunk;
+    return head;
 }
 
 }  // namespace weft

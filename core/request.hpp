@@ -6,9 +6,9 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "datatype.hpp"
+#include "handle.hpp"
 #include "weft/plugin.h"
 #include "weft/weft.h"
 
@@ -16,6 +16,7 @@ namespace weft {
 
 struct vci;
 struct coll_sched;
+class request_pool;
 
 struct request {
     enum class kind : uint8_t { send, recv, done, coll };  // done: completed at post (PROC_NULL)
@@ -30,10 +31,15 @@ struct request {
     void *staging = nullptr;
     void *user_buf = nullptr;
     size_t user_count = 0;
-    std::shared_ptr<const datatype> type;  // held only for derived types
+    // Receives: the element type (size and layout), or nullptr when user_count is in bytes.
+    // Not owning: built-ins are static, derived types are held by type_hold.
+    const datatype *type = nullptr;
+    std::shared_ptr<const datatype> type_hold;  // set only for derived types
     vci *endpoint = nullptr;
     coll_sched *sched = nullptr;  // kind::coll: the nonblocking collective, owned
-    uint32_t slot = 0;
+    request_pool *pool = nullptr;  // pool requests: their pool (request_release)
+    request *next_free = nullptr;  // the pool's free list
+    weft_request handle = WEFT_REQUEST_NULL;  // pool requests: their handle, fixed at creation
     // Counters of the communicator (per local index) and stream the request was posted on,
     // decremented when wait/test retires it (weft_comm_free/weft_stream_free check them).
     int *comm_pending = nullptr;
@@ -48,35 +54,82 @@ int request_finish(request &r, weft_status *status);
 // The same for a nonblocking collective: its error, an empty status; frees the schedule.
 int coll_request_finish(request &r, weft_status *status);
 
+// True when request_finish(r, WEFT_STATUS_IGNORE) would only return WEFT_SUCCESS: a send or
+// receive that completed without error, with no staging buffer and no held type.
+inline bool request_finish_trivial(const request &r) {
+    return r.fabric_status == WEFT_PLUGIN_OK && r.op != request::kind::coll && r.staging == nullptr && !r.type_hold;
+}
+
+// Pools by the top 12 bits of their handles (kind request, endpoint index), for lock-free handle
+// lookups: one load finds the pool of a request handle, and every other kind's entries stay
+// null.  Set by each pool's constructor (endpoints are created at init or under the runtime's
+// pool mutex, before any of their handles exist) and cleared by its destructor.
+constexpr uint32_t request_pool_max = 256;  // endpoint indexes: the handle's 8-bit middle field
+extern std::atomic<request_pool *> g_request_pools[1u << 12];
+constexpr uint32_t request_pool_key(uint32_t vci_index) {
+    return (static_cast<uint32_t>(handle_kind::request) << 8) | vci_index;
+}
+
 // Per-endpoint pool of requests addressed by handle; used under the endpoint's serialization.
+// Free requests form an intrusive LIFO list; each request's handle is computed once.
 class request_pool {
   public:
-    explicit request_pool(uint32_t vci_index) : vci_index_(vci_index) {}
+    explicit request_pool(uint32_t vci_index);
     ~request_pool();
-    request *alloc(weft_request *handle);
-    void release(request *r);
+    request_pool(const request_pool &) = delete;
+    request_pool &operator=(const request_pool &) = delete;
+
+    request *alloc(weft_request *handle) {
+        request *r = free_;
+        if (__builtin_expect(r == nullptr, 0)) {
+            r = grow();
+            if (r == nullptr) return nullptr;
+        }
+        free_ = r->next_free;
+        r->complete.store(false, std::memory_order_relaxed);
+        r->in_use = true;
+        r->fabric_status = WEFT_PLUGIN_OK;
+        *handle = r->handle;
+        return r;
+    }
+    void release(request *r) {
+        r->in_use = false;
+        r->next_free = free_;
+        free_ = r;
+    }
     // May run on any thread (wait/test validate handles before taking the endpoint): chunks
-    // never move and size_ only grows.
+    // are published once (release) and never move.  Slot 0 is never in use.
     request *lookup(uint32_t slot) const {
-        if (slot == 0 || slot >= size_.load(std::memory_order_acquire)) return nullptr;
-        request *r = &chunks_[slot / chunk][slot % chunk];
+        request *c = chunks_[slot / chunk].load(std::memory_order_acquire);
+        if (c == nullptr) return nullptr;
+        request *r = &c[slot % chunk];
         return r->in_use ? r : nullptr;
     }
 
   private:
     static constexpr uint32_t chunk = 256;
     static constexpr uint32_t max_slots = 1u << 20;  // the slot field of a handle
+    // Adds a chunk of requests to the free list; nullptr when all slots are used.
+    request *grow();
     uint32_t vci_index_;
-    std::atomic<uint32_t> size_{1};  // slot 0 is never handed out: 0 is WEFT_REQUEST_NULL
-    std::array<std::unique_ptr<request[]>, max_slots / chunk> chunks_;
-    std::vector<uint32_t> free_;
+    uint32_t size_ = 1;  // slots made; slot 0 is never handed out: 0 is WEFT_REQUEST_NULL
+    request *free_ = nullptr;
+    std::array<std::atomic<request *>, max_slots / chunk> chunks_{};  // owned (new[])
 };
 
 // Returns r to its endpoint's pool and decrements its pending counters (caller holds the
 // endpoint).
-void request_release(request &r);
+inline void request_release(request &r) {
+    if (r.comm_pending != nullptr) --*r.comm_pending;
+    if (r.stream_pending != nullptr) --*r.stream_pending;
+    r.comm_pending = r.stream_pending = nullptr;
+    r.pool->release(&r);
+}
 
 // Resolves a request handle to its request (nullptr when invalid or freed).
-request *request_lookup(weft_request handle);
+inline request *request_lookup(weft_request handle) {
+    request_pool *p = g_request_pools[static_cast<uint32_t>(handle) >> 20].load(std::memory_order_acquire);
+    return p != nullptr ? p->lookup(handle_slot(handle)) : nullptr;
+}
 
 }  // namespace weft

@@ -18,9 +18,15 @@ void empty_status(weft_status *status) {
     status->weft_cancelled_ = 0;
 }
 
+// Finishes a completed request without returning it to its pool.
+inline int finish(request *r, weft_status *status) {
+    if (status == WEFT_STATUS_IGNORE && request_finish_trivial(*r)) return WEFT_SUCCESS;
+    return request_finish(*r, status);
+}
+
 // Finishes a completed request, returns it to its pool and nulls the handle.
 int retire(request *r, weft_request *handle, weft_status *status) {
-    int rc = request_finish(*r, status);
+    int rc = finish(r, status);
     vci &v = *r->endpoint;
     v.enter();
     request_release(*r);
@@ -86,33 +92,93 @@ extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status s
         if (!heap_reqs) return fail(WEFT_ERR_NO_MEM, "weft_waitall: %zu requests", count);
         reqs = heap_reqs.get();
     }
+    // one: the endpoint of every non-null request when they share one (the usual case), else
+    // nullptr.
+    vci *one = nullptr;
+    bool mixed = false;
     for (size_t i = 0; i < count; ++i) {
-        reqs[i] = nullptr;
-        if (requests[i] == WEFT_REQUEST_NULL) continue;
-        if ((reqs[i] = request_lookup(requests[i])) == nullptr)
-            return fail(WEFT_ERR_REQUEST, "weft_waitall: requests[%zu] = 0x%x is not a valid request", i, requests[i]);
-    }
-    // Progress every endpoint involved, round-robin, rather than one request at a time: a
-    // receive on one local stream may need a send on another to progress (two streams of one
-    // thread exchanging a rendezvous-sized message).  first_pending skips the finished prefix.
-    size_t first_pending = 0;
-    for (unsigned idle = 0;;) {
-        while (first_pending < count && (reqs[first_pending] == nullptr || done(reqs[first_pending]))) ++first_pending;
-        if (first_pending == count) break;
-        int progressed = 0;
-        vci *last = nullptr;
-        for (size_t i = first_pending; i < count; ++i) {
-            request *r = reqs[i];
-            if (r == nullptr || r->endpoint == last || done(r)) continue;
-            last = r->endpoint;
-            progressed += last->progress();
+        if (requests[i] == WEFT_REQUEST_NULL) {
+            reqs[i] = nullptr;
+            continue;
         }
-        if (progressed > 0) {
-            idle = 0;
-        } else if (++idle >= g_polls_before_yield) {
-            idle = 0;
-            vci_progress_others(*last);
-            sched_yield();
+        request *r = reqs[i] = request_lookup(requests[i]);
+        if (__builtin_expect(r == nullptr, 0))
+            return fail(WEFT_ERR_REQUEST, "weft_waitall: requests[%zu] = 0x%x is not a valid request", i, requests[i]);
+        if (r->endpoint != one) {
+            if (one != nullptr) mixed = true;
+            one = r->endpoint;
+        }
+    }
+    if (mixed) one = nullptr;
+    size_t first_pending = 0;
+    if (one != nullptr) {
+        // One endpoint: progress it until the requests complete, in order (first_pending only
+        // moves forward, so each poll costs O(1) beyond the progress itself).  Completed
+        // requests are checked on the way for anything request_finish would have to do.
+        bool all_trivial = true;
+        for (unsigned idle = 0;;) {
+            for (; first_pending < count; ++first_pending) {
+                request *r = reqs[first_pending];
+                if (r == nullptr) continue;
+                if (!done(r)) break;
+                all_trivial &= request_finish_trivial(*r);
+            }
+            if (first_pending == count) break;
+            if (one->progress() > 0) {
+                idle = 0;
+            } else if (++idle >= g_polls_before_yield) {
+                idle = 0;
+                vci_progress_others(*one);
+                sched_yield();
+            }
+        }
+        // Finish (statuses, unpacking, errors; nothing at all in the common case), then return
+        // every request to the pool in one pass over the endpoint.
+        int first_error = WEFT_SUCCESS;
+        size_t errors = 0;
+        if (!all_trivial || statuses != WEFT_STATUSES_IGNORE) {
+            for (size_t i = 0; i < count; ++i) {
+                weft_status *st = statuses == WEFT_STATUSES_IGNORE ? WEFT_STATUS_IGNORE : &statuses[i];
+                if (reqs[i] == nullptr) {
+                    empty_status(st);
+                } else if (int rc = finish(reqs[i], st)) {
+                    if (errors++ == 0) first_error = rc;
+                }
+            }
+        }
+        one->enter();
+        for (size_t i = 0; i < count; ++i) {
+            if (request *r = reqs[i]) {
+                request_release(*r);
+                requests[i] = WEFT_REQUEST_NULL;
+            }
+        }
+        one->leave();
+        if (errors == 0) return WEFT_SUCCESS;
+        return statuses == WEFT_STATUSES_IGNORE ? first_error : WEFT_ERR_IN_STATUS;
+    } else {
+        // Progress every endpoint involved, round-robin, rather than one request at a time: a
+        // receive on one local stream may need a send on another to progress (two streams of
+        // one thread exchanging a rendezvous-sized message).  first_pending skips the finished
+        // prefix.
+        for (unsigned idle = 0;;) {
+            while (first_pending < count && (reqs[first_pending] == nullptr || done(reqs[first_pending]))) ++first_pending;
+            if (first_pending == count) break;
+            int progressed = 0;
+            vci *last = nullptr;
+            for (size_t i = first_pending; i < count; ++i) {
+                request *r = reqs[i];
+                if (r == nullptr || r->endpoint == last || done(r)) continue;
+                last = r->endpoint;
+                progressed += last->progress();
+            }
+            if (progressed > 0) {
+                idle = 0;
+            } else if (++idle >= g_polls_before_yield) {
+                idle = 0;
+                vci_progress_others(*last);
+                sched_yield();
+            }
         }
     }
     int first_error = WEFT_SUCCESS;

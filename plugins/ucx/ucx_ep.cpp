@@ -136,6 +136,7 @@ int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_f
     ep->fabric = fabric;
     ep->complete = attr->complete;
     ep->serial = attr->serial != 0;
+    ucx_tag_params_init(ep);
 
     ucp_worker_params_t wp{};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_USER_DATA;
@@ -357,13 +358,29 @@ int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
 int ucx_ep_progress(weft_fabric_ep_t *ep)
 {
     ucx_req *head;
+    int n;
+    if (ucs_likely(ep->serial)) {
+        ep->direct = 1;
+        ep->delivered = 0;
+        ucp_worker_progress(ep->worker);
+        ep->direct = 0;
+        n = ep->delivered;
+        head = ep->done_head;
+        if (ucs_likely(!head))
+            return n;
+    } else {
+        std::lock_guard<std::mutex> g(ep->lock);
+        ucp_worker_progress(ep->worker);
+        n = 0;
+        head = ep->done_head;
+        if (!head)
+            return 0;
+    }
     {
         ucx_ep_guard g(ep);
-        ucp_worker_progress(ep->worker);
         head = ep->done_head;
         ep->done_head = ep->done_tail = nullptr;
     }
-    int n = 0;
     while (head) {
         ucx_req *req = head;
         head = req->next;

@@ -57,14 +57,24 @@ struct weft_fabric_ep {
     /* Shared endpoints only: every UCX call on the worker runs under this lock, so UCX
      * callbacks (which only queue work) never race with the posting code. */
     std::mutex lock;
-    /* UCX callbacks only queue finished requests here; ep_progress delivers them to the
-     * core outside any lock, so complete() may post new operations. */
+    /* UCX callbacks queue finished requests here; ep_progress delivers them to the core
+     * outside any lock, so complete() may post new operations.  Exception, the hot path:
+     * while ep_progress runs UCX on a serial endpoint (direct set), callbacks deliver at once
+     * (free the UCX request, call complete(), count it in delivered).  The core's complete()
+     * only records the result, and a serial endpoint holds no lock; a plugin user whose
+     * complete() posted on the same endpoint would post from inside a UCX callback. */
     ucx_req *done_head, *done_tail;
+    int direct;
+    int delivered;
     ucx_req *posted;         /* receives that may still be canceled */
     /* While tag_recv is inside UCX, callbacks queue here instead, so the receive that UCX
      * completes at once is delivered by tag_recv itself. */
     int posting;
     ucx_req *inline_head;
+    /* Parameters of every tagged send and receive, filled once at ep_open (UCX only reads
+     * them): posting copies nothing. */
+    ucp_request_param_t send_param;
+    ucp_request_param_t recv_param;
     weft_fabric_peer *peers; /* connections still open, force-closed by ep_close */
     weft_fabric_peer *zombies; /* disconnected, but UCX still owes send callbacks naming them */
     /* Sends completed as CANCELED by a close while UCX still held them (ucx_req::orphaned)
@@ -106,6 +116,11 @@ constexpr uint32_t UCX_ADDRESS_MAGIC = 0x58435557u; /* "WUCX" little-endian */
 constexpr const char *UCX_PLUGIN_NAME = "ucx";
 
 int ucx_status_to_plugin(ucs_status_t status);
+/* The same, with UCS_OK (every completion on the hot path) decided inline. */
+inline int ucx_status_to_plugin_fast(ucs_status_t status)
+{
+    return ucs_likely(status == UCS_OK) ? WEFT_PLUGIN_OK : ucx_status_to_plugin(status);
+}
 void ucx_log(const weft_fabric *fabric, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -203,6 +218,8 @@ int ucx_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
 int ucx_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found,
                   uint64_t *msg_tag, size_t *msg_len);
 int ucx_tag_cancel(weft_fabric_ep_t *ep, void *context);
+/* Fills ep->send_param and ep->recv_param (ep_open). */
+void ucx_tag_params_init(weft_fabric_ep_t *ep);
 /* Cancels every posted receive (ep_close); their completions join the done list. */
 void ucx_tag_cancel_all(weft_fabric_ep_t *ep);
 

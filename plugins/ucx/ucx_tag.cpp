@@ -4,7 +4,9 @@
 
 namespace {
 
-/* UCX callbacks only record the outcome and queue the request; ep_progress delivers it. */
+/* UCX callbacks record the outcome and queue the request for ep_progress to deliver, or, when
+ * they run inside ep_progress on a serial endpoint (ep->direct, see ucx_internal.hpp), deliver
+ * it themselves: free the UCX request and call complete(). */
 void ucx_send_done(void *request, ucs_status_t status, void *user_data)
 {
     auto *req = static_cast<ucx_req *>(request);
@@ -16,12 +18,20 @@ void ucx_send_done(void *request, ucs_status_t status, void *user_data)
         --ep->orphans;
         return;
     }
-    req->status = ucx_status_to_plugin(status);
+    req->status = ucx_status_to_plugin_fast(status);
     weft_fabric_peer *peer = req->peer;
     ucx_send_unlink(peer, req);
     if (peer->pending_sends == 0 && peer->closed) {
         ucx_peer_list_remove(&ep->zombies, peer);
         delete peer;
+    }
+    if (ep->direct && !ep->posting) {
+        weft_fabric_completion_t c{req->status, req->tag, req->length};
+        void *context = req->context;
+        ucp_request_free(req);
+        ep->complete(context, &c);
+        ++ep->delivered;
+        return;
     }
     ucx_done_push(ep, req);
 }
@@ -31,15 +41,82 @@ void ucx_recv_done(void *request, ucs_status_t status, const ucp_tag_recv_info_t
 {
     auto *req = static_cast<ucx_req *>(request);
     auto *ep = static_cast<weft_fabric_ep *>(user_data);
-    req->status = ucx_status_to_plugin(status);
-    if (info && status != UCS_ERR_CANCELED) {
-        req->tag = info->sender_tag;
-        req->length = info->length;
+    weft_fabric_completion_t c;
+    c.status = ucx_status_to_plugin_fast(status);
+    if (ucs_likely(info && status != UCS_ERR_CANCELED)) {
+        c.tag = info->sender_tag;
+        c.length = info->length;
     } else {
-        req->length = 0;
+        c.tag = req->tag;
+        c.length = 0;
     }
     ucx_posted_unlink(ep, req);
+    if (ep->direct && !ep->posting) { /* inside ep_progress, not inside a post from complete() */
+        void *context = req->context;
+        ucp_request_free(req);
+        ep->complete(context, &c);
+        ++ep->delivered;
+        return;
+    }
+    req->status = c.status;
+    req->tag = c.tag;
+    req->length = c.length;
     ucx_done_push(ep, req);
+}
+
+} // namespace
+
+void ucx_tag_params_init(weft_fabric_ep_t *ep)
+{
+    ep->send_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    ep->send_param.cb.send = ucx_send_done;
+    ep->send_param.user_data = ep;
+    /* UCX 1.13 leaves recv_info unset when a receive completes at once, so ask for the
+     * callback always (NO_IMM_CMPL): it runs inside ucp_tag_recv_nbx for a message that
+     * had already arrived, and ucx_tag_recv delivers that completion itself, inline. */
+    ep->recv_param.op_attr_mask =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    ep->recv_param.cb.recv = ucx_recv_done;
+    ep->recv_param.user_data = ep;
+}
+
+namespace {
+
+/* A send UCX did not complete at once: in flight (completes through ucx_send_done), or an
+ * error.  Called with the endpoint guarded. */
+int ucx_tag_send_posted(weft_fabric_peer_t *peer, size_t len, uint64_t tag, void *context,
+                        ucs_status_ptr_t sp)
+{
+    if (UCS_PTR_IS_ERR(sp))
+        return ucx_status_to_plugin(UCS_PTR_STATUS(sp));
+    /* Safe after the call: callbacks run only inside our own (guarded) UCX calls. */
+    auto *req = static_cast<ucx_req *>(sp);
+    req->context = context;
+    req->peer = peer;
+    ucx_send_link(peer, req);
+    req->tag = tag;
+    req->length = len;
+    req->posted = 0;
+    return WEFT_PLUGIN_OK;
+}
+
+} // namespace
+
+namespace {
+
+__attribute__((noinline)) int ucx_tag_send_locked(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf,
+                        size_t len, uint64_t tag, void *context)
+{
+    ucs_status_ptr_t sp;
+    {
+        std::lock_guard<std::mutex> g(ep->lock);
+        sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &ep->send_param);
+        if (sp != nullptr)
+            return ucx_tag_send_posted(peer, len, tag, context, sp);
+    }
+    weft_fabric_completion_t c{WEFT_PLUGIN_OK, tag, len};
+    ep->complete(context, &c);
+    return WEFT_PLUGIN_OK;
 }
 
 } // namespace
@@ -47,83 +124,104 @@ void ucx_recv_done(void *request, ucs_status_t status, const ucp_tag_recv_info_t
 int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
                  uint64_t tag, void *context)
 {
-    ucp_request_param_t param;
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    param.cb.send = ucx_send_done;
-    param.user_data = ep;
-    ucs_status_ptr_t sp;
-    {
-        ucx_ep_guard g(ep);
-        sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &param);
-        if (ucs_likely(UCS_PTR_IS_PTR(sp))) {
-            /* Safe after the call: callbacks run only inside our own (guarded) UCX calls. */
-            auto *req = static_cast<ucx_req *>(sp);
-            req->context = context;
-            req->peer = peer;
-            ucx_send_link(peer, req);
-            req->tag = tag;
-            req->length = len;
-            req->posted = 0;
-            return WEFT_PLUGIN_OK;
-        }
-    }
-    if (ucs_likely(sp == nullptr)) {
-        weft_fabric_completion_t c{WEFT_PLUGIN_OK, tag, len};
-        ep->complete(context, &c);
+    if (ucs_unlikely(!ep->serial))
+        return ucx_tag_send_locked(ep, peer, buf, len, tag, context);
+    weft_fabric_completion_t c{WEFT_PLUGIN_OK, tag, len};
+    ucs_status_ptr_t sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &ep->send_param);
+    if (ucs_unlikely(sp != nullptr))
+        return ucx_tag_send_posted(peer, c.length, c.tag, context, sp);
+    /* Completed at once (the usual case for small messages): deliver it now. */
+    ep->complete(context, &c);
+    return WEFT_PLUGIN_OK;
+}
+
+namespace {
+
+/* Posts a receive (the caller guards the endpoint).  Returns WEFT_PLUGIN_OK when posted, 1
+ * when it completed at once (*c filled: the caller delivers it, outside the guard), or an
+ * error (nothing posted, no completion follows). */
+/* A receive not yet matched goes on the posted list, where cancel finds it. */
+inline void ucx_posted_push(weft_fabric_ep_t *ep, ucx_req *req)
+{
+    req->prev = nullptr;
+    req->next = ep->posted;
+    if (ep->posted)
+        ep->posted->prev = req;
+    ep->posted = req;
+    req->posted = 1;
+}
+
+inline __attribute__((always_inline)) int ucx_tag_recv_post(weft_fabric_ep_t *ep, void *buf,
+                                                            size_t len, uint64_t tag,
+                                                            uint64_t ignore, void *context,
+                                                            weft_fabric_completion_t *c)
+{
+    ep->posting = 1;
+    /* UCX's mask names the bits that must match; ours names the bits to ignore. */
+    ucs_status_ptr_t sp = ucp_tag_recv_nbx(ep->worker, buf, len, tag, ~ignore, &ep->recv_param);
+    ep->posting = 0;
+    ucx_req *early = ep->inline_head;
+    if (ucs_likely(UCS_PTR_IS_PTR(sp) && !early)) {
+        /* Not matched yet: cancel finds it on the posted list. */
+        auto *req = static_cast<ucx_req *>(sp);
+        req->context = context;
+        ucx_posted_push(ep, req);
         return WEFT_PLUGIN_OK;
     }
-    return ucx_status_to_plugin(UCS_PTR_STATUS(sp));
+    ep->inline_head = nullptr;
+    if (!UCS_PTR_IS_PTR(sp)) {
+        /* Not posted (NO_IMM_CMPL never gives NULL): no callback may follow. */
+        for (ucx_req *r = early; r; r = r->next)
+            ucx_done_push(ep, r);
+        return ucx_status_to_plugin(sp ? UCS_PTR_STATUS(sp) : UCS_ERR_NO_MESSAGE);
+    }
+    auto *req = static_cast<ucx_req *>(sp);
+    req->context = context;
+    ucx_req *now = nullptr;
+    while (early) { /* normally just req itself */
+        ucx_req *next = early->next;
+        if (early == req)
+            now = req;
+        else
+            ucx_done_push(ep, early);
+        early = next;
+    }
+    if (!now) {
+        ucx_posted_push(ep, req);
+        return WEFT_PLUGIN_OK;
+    }
+    *c = {now->status, now->tag, now->length};
+    ucp_request_free(now);
+    return 1;
 }
+
+__attribute__((noinline)) int ucx_tag_recv_locked(weft_fabric_ep_t *ep, void *buf, size_t len,
+                                                  uint64_t tag, uint64_t ignore, void *context)
+{
+    weft_fabric_completion_t c;
+    int rc;
+    {
+        std::lock_guard<std::mutex> g(ep->lock);
+        rc = ucx_tag_recv_post(ep, buf, len, tag, ignore, context, &c);
+    }
+    if (rc <= 0)
+        return rc;
+    ep->complete(context, &c);
+    return WEFT_PLUGIN_OK;
+}
+
+} // namespace
 
 int ucx_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
                  void *context)
 {
-    /* UCX 1.13 leaves recv_info unset when a receive completes at once, so ask for the
-     * callback always (NO_IMM_CMPL): it runs inside ucp_tag_recv_nbx for a message that
-     * had already arrived, and we deliver that completion here, inline. */
-    ucp_request_param_t param;
-    param.op_attr_mask =
-        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    param.cb.recv = ucx_recv_done;
-    param.user_data = ep;
-    ucx_req *now = nullptr;
+    if (ucs_unlikely(!ep->serial))
+        return ucx_tag_recv_locked(ep, buf, len, tag, ignore, context);
     weft_fabric_completion_t c;
-    {
-        ucx_ep_guard g(ep);
-        ep->posting = 1;
-        /* UCX's mask names the bits that must match; ours names the bits to ignore. */
-        ucs_status_ptr_t sp = ucp_tag_recv_nbx(ep->worker, buf, len, tag, ~ignore, &param);
-        ep->posting = 0;
-        ucx_req *early = ep->inline_head;
-        ep->inline_head = nullptr;
-        if (ucs_unlikely(!UCS_PTR_IS_PTR(sp))) {
-            /* Not posted (NO_IMM_CMPL never gives NULL): no callback may follow. */
-            for (ucx_req *r = early; r; r = r->next)
-                ucx_done_push(ep, r);
-            return ucx_status_to_plugin(sp ? UCS_PTR_STATUS(sp) : UCS_ERR_NO_MESSAGE);
-        }
-        auto *req = static_cast<ucx_req *>(sp);
-        req->context = context;
-        while (early) { /* normally just req itself */
-            ucx_req *next = early->next;
-            if (early == req)
-                now = req;
-            else
-                ucx_done_push(ep, early);
-            early = next;
-        }
-        if (ucs_likely(!now)) {
-            req->prev = nullptr;
-            req->next = ep->posted;
-            if (ep->posted)
-                ep->posted->prev = req;
-            ep->posted = req;
-            req->posted = 1;
-            return WEFT_PLUGIN_OK;
-        }
-        c = {now->status, now->tag, now->length};
-        ucp_request_free(now);
-    }
+    int rc = ucx_tag_recv_post(ep, buf, len, tag, ignore, context, &c);
+    if (ucs_likely(rc <= 0))
+        return rc;
+    /* The message had arrived: UCX completed the receive inside the call; deliver it now. */
     ep->complete(context, &c);
     return WEFT_PLUGIN_OK;
 }
