@@ -27,5 +27,9 @@ echo "== ctest under TSan"
 # whole process teardown as running inside a signal handler ("signal-unsafe call inside of a
 # signal" on ordinary frees at exit), not a race.  The same threaded core code runs on ucx here,
 # and the .ofi variants run in the plain and ASan phases.
-(cd "$root/build-tsan" && UCX_MEM_EVENTS=no WEFT_TEST_TIME_SCALE=3 \
+# streams.progress_latency runs here for races, not for its timing: under TSan, 4 processes x
+# (2 threads + 2 progress threads) on 2 cores take 1.5-2 ms a round trip even with progress
+# threads that sleep, so its 2 ms bound is relaxed to 8 ms (a spinning design is still caught:
+# it gives several scheduler ticks); the plain and ASan phases check the real bound.
+(cd "$root/build-tsan" && UCX_MEM_EVENTS=no WEFT_TEST_TIME_SCALE=3 WEFT_TEST_RTT_BOUND_US=8000 \
   ctest --output-on-failure --timeout 300 -j1 -R '^streams|^coll[.]threads|^pgas[.](multiplex|progress_thread)' -E '[.]ofi$')
