@@ -163,6 +163,16 @@ int kernel_wait(const char *fn, am_kernel &k, Done &&done) {
     return WEFT_SUCCESS;
 }
 
+// The getters: a valid kernel and a non-null output, then one value.
+template <class T, class Get>
+int kernel_query(const char *fn, const char *what, weft_pgas h, T *out, Get get) {
+    am_kernel *k;
+    if (int rc = check_kernel(fn, h, k)) return rc;
+    if (out == nullptr) return fail(WEFT_ERR_ARG, "%s: %s must not be NULL", fn, what);
+    *out = get(*k);
+    return WEFT_SUCCESS;
+}
+
 bool region_ok(uint64_t offset, uint64_t length, uint64_t size) { return offset <= size && length <= size - offset; }
 
 }  // namespace
@@ -389,19 +399,11 @@ extern "C" int weft_pgas_get_kernel(weft_pgas h, int index, weft_pgas *kernel) {
 }
 
 extern "C" int weft_pgas_kernel_id(weft_pgas h, int *id) {
-    am_kernel *k;
-    if (int rc = check_kernel("weft_pgas_kernel_id", h, k)) return rc;
-    if (id == nullptr) return fail(WEFT_ERR_ARG, "weft_pgas_kernel_id: id must not be NULL");
-    *id = static_cast<int>(k->id);
-    return WEFT_SUCCESS;
+    return kernel_query("weft_pgas_kernel_id", "id", h, id, [](const am_kernel &k) { return static_cast<int>(k.id); });
 }
 
 extern "C" int weft_pgas_num_kernels(weft_pgas h, int *count) {
-    am_kernel *k;
-    if (int rc = check_kernel("weft_pgas_num_kernels", h, k)) return rc;
-    if (count == nullptr) return fail(WEFT_ERR_ARG, "weft_pgas_num_kernels: count must not be NULL");
-    *count = static_cast<int>(k->ctx->nkernels);
-    return WEFT_SUCCESS;
+    return kernel_query("weft_pgas_num_kernels", "count", h, count, [](const am_kernel &k) { return static_cast<int>(k.ctx->nkernels); });
 }
 
 extern "C" int weft_pgas_segment(weft_pgas h, void **base, size_t *size) {
@@ -480,11 +482,7 @@ extern "C" int weft_pgas_barrier(weft_pgas h) {
 }
 
 extern "C" int weft_pgas_bad_packets(weft_pgas h, uint64_t *count) {
-    am_kernel *k;
-    if (int rc = check_kernel("weft_pgas_bad_packets", h, k)) return rc;
-    if (count == nullptr) return fail(WEFT_ERR_ARG, "weft_pgas_bad_packets: count must not be NULL");
-    *count = k->bad_packets.load(std::memory_order_acquire);
-    return WEFT_SUCCESS;
+    return kernel_query("weft_pgas_bad_packets", "count", h, count, [](const am_kernel &k) { return k.bad_packets.load(std::memory_order_acquire); });
 }
 
 extern "C" int weft_am_register(weft_pgas h, unsigned index, weft_am_handler fn, void *user_data) {
@@ -500,27 +498,15 @@ extern "C" int weft_am_register(weft_pgas h, unsigned index, weft_am_handler fn,
 }
 
 extern "C" int weft_am_max_medium(weft_pgas h, size_t *bytes) {
-    am_kernel *k;
-    if (int rc = check_kernel("weft_am_max_medium", h, k)) return rc;
-    if (bytes == nullptr) return fail(WEFT_ERR_ARG, "weft_am_max_medium: bytes must not be NULL");
-    *bytes = am_max_inline;
-    return WEFT_SUCCESS;
+    return kernel_query("weft_am_max_medium", "bytes", h, bytes, [](const am_kernel &) { return am_max_inline; });
 }
 
 extern "C" int weft_am_max_long(weft_pgas h, size_t *bytes) {
-    am_kernel *k;
-    if (int rc = check_kernel("weft_am_max_long", h, k)) return rc;
-    if (bytes == nullptr) return fail(WEFT_ERR_ARG, "weft_am_max_long: bytes must not be NULL");
-    *bytes = k->ctx->max_long;
-    return WEFT_SUCCESS;
+    return kernel_query("weft_am_max_long", "bytes", h, bytes, [](const am_kernel &k) { return k.ctx->max_long; });
 }
 
 extern "C" int weft_am_max_args(weft_pgas h, unsigned *nargs) {
-    am_kernel *k;
-    if (int rc = check_kernel("weft_am_max_args", h, k)) return rc;
-    if (nargs == nullptr) return fail(WEFT_ERR_ARG, "weft_am_max_args: nargs must not be NULL");
-    *nargs = WEFT_AM_MAX_ARGS;
-    return WEFT_SUCCESS;
+    return kernel_query("weft_am_max_args", "nargs", h, nargs, [](const am_kernel &) { return static_cast<unsigned>(WEFT_AM_MAX_ARGS); });
 }
 
 extern "C" int weft_am_short(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
