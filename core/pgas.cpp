@@ -194,6 +194,17 @@ struct am_call {
     am_packet p;
 };
 
+// What every message and reply checks of its handler and arguments.
+int check_handler_args(const char *fn, unsigned handler, const uint64_t *args, unsigned nargs) {
+    if (handler >= WEFT_AM_MAX_HANDLERS || handler == am_h_barrier_arrive || handler == am_h_barrier_release)
+        return fail(WEFT_ERR_ARG, "%s: handler %u is not 0..2 or %d..%d", fn, handler, WEFT_AM_HANDLER_FIRST,
+                    WEFT_AM_MAX_HANDLERS - 1);
+    if (nargs > WEFT_AM_MAX_ARGS) return fail(WEFT_ERR_ARG, "%s: %u arguments; at most %d", fn, nargs, WEFT_AM_MAX_ARGS);
+    if (nargs != 0 && args == nullptr) return fail(WEFT_ERR_ARG, "%s: args is NULL but nargs is %u", fn, nargs);
+    if (handler == WEFT_AM_H_ADD && nargs == 0) return fail(WEFT_ERR_ARG, "%s: WEFT_AM_H_ADD needs the addend in args[0]", fn);
+    return WEFT_SUCCESS;
+}
+
 int prepare(const char *fn, weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
             unsigned flags, uint8_t kind, am_call &call) {
     if (int rc = check_kernel(fn, h, call.k)) return rc;
@@ -201,12 +212,7 @@ int prepare(const char *fn, weft_pgas h, int dst, unsigned handler, const uint64
     pgas_ctx &x = *call.k->ctx;
     if (dst < 0 || static_cast<uint32_t>(dst) >= x.nkernels)
         return fail(WEFT_ERR_RANK, "%s: kernel %d is outside 0..%u", fn, dst, x.nkernels - 1);
-    if (handler >= WEFT_AM_MAX_HANDLERS || handler == am_h_barrier_arrive || handler == am_h_barrier_release)
-        return fail(WEFT_ERR_ARG, "%s: handler %u is not 0..2 or %d..%d", fn, handler, WEFT_AM_HANDLER_FIRST,
-                    WEFT_AM_MAX_HANDLERS - 1);
-    if (nargs > WEFT_AM_MAX_ARGS) return fail(WEFT_ERR_ARG, "%s: %u arguments; at most %d", fn, nargs, WEFT_AM_MAX_ARGS);
-    if (nargs != 0 && args == nullptr) return fail(WEFT_ERR_ARG, "%s: args is NULL but nargs is %u", fn, nargs);
-    if (handler == WEFT_AM_H_ADD && nargs == 0) return fail(WEFT_ERR_ARG, "%s: WEFT_AM_H_ADD needs the addend in args[0]", fn);
+    if (int rc = check_handler_args(fn, handler, args, nargs)) return rc;
     if ((flags & ~WEFT_AM_ASYNC) != 0) return fail(WEFT_ERR_ARG, "%s: unknown flags 0x%x", fn, flags & ~WEFT_AM_ASYNC);
     call.p.type = static_cast<uint8_t>(kind | ((flags & WEFT_AM_ASYNC) ? am_async : 0));
     call.p.dst = static_cast<uint32_t>(dst);
@@ -671,11 +677,6 @@ extern "C" int weft_am_reply_short(const weft_am_info *request, unsigned handler
     const char *fn = "weft_am_reply_short";
     if (int rc = runtime_check(fn)) return rc;
     if (request == nullptr) return fail(WEFT_ERR_ARG, "%s: request must not be NULL", fn);
-    if (handler >= WEFT_AM_MAX_HANDLERS || handler == am_h_barrier_arrive || handler == am_h_barrier_release)
-        return fail(WEFT_ERR_ARG, "%s: handler %u is not 0..2 or %d..%d", fn, handler, WEFT_AM_HANDLER_FIRST,
-                    WEFT_AM_MAX_HANDLERS - 1);
-    if (nargs > WEFT_AM_MAX_ARGS) return fail(WEFT_ERR_ARG, "%s: %u arguments; at most %d", fn, nargs, WEFT_AM_MAX_ARGS);
-    if (nargs != 0 && args == nullptr) return fail(WEFT_ERR_ARG, "%s: args is NULL but nargs is %u", fn, nargs);
-    if (handler == WEFT_AM_H_ADD && nargs == 0) return fail(WEFT_ERR_ARG, "%s: WEFT_AM_H_ADD needs the addend in args[0]", fn);
+    if (int rc = check_handler_args(fn, handler, args, nargs)) return rc;
     return am_reply_short(request, handler, args, nargs);
 }
