@@ -14,7 +14,10 @@ echo "== ctest"
 echo "== build (address,undefined sanitizers)"
 bash "$root/scripts/build.sh" "$root/build-asan" -DWEFT_SANITIZE=address,undefined -DWEFT_STREAM_CHECKS=ON -DWEFT_BUILD_BENCH=OFF >/dev/null
 echo "== ctest under ASan+UBSan"
-(cd "$root/build-asan" && ctest --output-on-failure --timeout 300 -j2)
+# As under TSan below, streams.progress_latency runs here for memory errors, not its timing:
+# ASan-slowed ofi round trips with progress threads measured 0.9-2.8 ms medians; the plain
+# phase checks the real 2 ms bound.
+(cd "$root/build-asan" && WEFT_TEST_RTT_BOUND_US=6000 ctest --output-on-failure --timeout 300 -j2)
 
 echo "== build (thread sanitizer: the threaded stream and collective suites)"
 bash "$root/scripts/build.sh" "$root/build-tsan" -DWEFT_SANITIZE=thread -DWEFT_STREAM_CHECKS=ON \
