@@ -7,6 +7,7 @@ packages=(
   libucx-dev ucx-utils                      # UCX fabric plugin, ucx_perftest for bench/compare-ucx.sh
   libfabric-dev libfabric-bin               # libfabric fabric plugin, fi_info
   libpmix-dev                               # PMIx bootstrap (Open MPI mpirun, Slurm srun --mpi=pmix)
+  nlohmann-json3-dev iproute2               # Galapagos plugin (cluster files); ip netns for its tests
   mpich openmpi-bin                         # launchers the tests bootstrap under
   libmpich-dev libopenmpi-dev               # mpi.h for bench/mpich-coll and bench/ompi-coll
   slurmctld slurmd slurm-client munge       # the single-node Slurm cluster of tests/launch

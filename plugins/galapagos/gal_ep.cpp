@@ -1,0 +1,388 @@
+/* Galapagos fabric: endpoints (one slot of the node each), their addresses and connections,
+ * sends, progress and the wait descriptor. */
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "gal_internal.hpp"
+
+namespace {
+
+constexpr auto flush_timeout = std::chrono::seconds(10);
+
+/* Address: magic, version, slot, port, IPv4, node id, token.  40 bytes, little-endian. */
+void address_encode(const weft_fabric_ep *ep, uint8_t *out)
+{
+    const weft_fabric *f = ep->fabric;
+    gal::put_u64(out, uint64_t(GAL_ADDRESS_MAGIC) | uint64_t(gal::protocol_version) << 32 |
+                          uint64_t(ep->slot) << 48);
+    gal::put_u64(out + 8, uint64_t(f->port) | uint64_t(f->ipv4) << 16);
+    gal::put_u64(out + 16, f->node_id);
+    gal::put_u64(out + 24, f->token);
+    gal::put_u64(out + 32, 0);
+}
+
+bool address_decode(const uint8_t *in, size_t len, weft_fabric_peer *p)
+{
+    if (len != GAL_ADDRESS_BYTES)
+        return false;
+    uint64_t w0 = gal::get_u64(in), w1 = gal::get_u64(in + 8);
+    if (uint32_t(w0) != GAL_ADDRESS_MAGIC || uint16_t(w0 >> 32) != gal::protocol_version ||
+        (w0 >> 56) != 0 || (w1 >> 48) != 0 || gal::get_u64(in + 32) != 0)
+        return false;
+    p->slot = uint8_t(w0 >> 48);
+    p->port = uint16_t(w1);
+    p->ipv4 = uint32_t(w1 >> 16);
+    p->node_id = gal::get_u64(in + 16);
+    p->token = gal::get_u64(in + 24);
+    return p->port != 0 && p->node_id != 0;
+}
+
+void peer_unlink(weft_fabric_ep *ep, weft_fabric_peer *p)
+{
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        ep->peers = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+}
+
+/* Delivers what is on ep's done list; returns how many. */
+int deliver(weft_fabric_ep *ep)
+{
+    gal_op *list;
+    {
+        std::lock_guard<std::mutex> g(ep->lock);
+        list = ep->done_head;
+        ep->done_head = ep->done_tail = nullptr;
+    }
+    int n = 0;
+    while (list) {
+        gal_op *op = list;
+        list = op->next;
+        weft_fabric_completion_t c{op->status, op->kind == GAL_OP_RECV ? op->msg_tag : op->tag,
+                                   op->length};
+        void *context = op->context;
+        {
+            std::lock_guard<std::mutex> g(ep->lock);
+            gal_op_put(ep, op);
+        }
+        ep->complete(context, &c);
+        ++n;
+    }
+    return n;
+}
+
+/* Local delivery: the receiving endpoint is in this node. */
+int send_local(weft_fabric_ep *ep, weft_fabric_peer *peer, const void *buf, size_t len,
+               uint64_t tag, void *context)
+{
+    weft_fabric_ep *dst = ep->fabric->slots[peer->slot].load(std::memory_order_acquire);
+    if (!dst || dst->closing)
+        return WEFT_PLUGIN_ERR_UNREACHABLE;
+    gal_rx rx{};
+    {
+        std::lock_guard<std::mutex> g(dst->lock);
+        gal_deliver_begin_locked(dst, tag, len, rx);
+    }
+    gal_deliver_data(rx, static_cast<const uint8_t *>(buf), len);
+    weft_fabric_completion_t c{WEFT_PLUGIN_OK, tag, len};
+    ep->complete(context, &c);
+    return WEFT_PLUGIN_OK;
+}
+
+} // namespace
+
+void gal_ep_wake_locked(weft_fabric_ep *ep)
+{
+    if (!ep->armed)
+        return;
+    ep->armed = false;
+    uint64_t one = 1;
+    if (write(ep->event_fd, &one, sizeof one) < 0) { /* already readable: nothing lost */
+    }
+}
+
+int gal_ep_open(weft_fabric_t *f, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **out)
+{
+    if (!f || !attr || !out || !attr->complete)
+        return WEFT_PLUGIN_ERR_INVALID;
+    auto *ep = new (std::nothrow) weft_fabric_ep;
+    if (!ep)
+        return WEFT_PLUGIN_ERR_NOMEM;
+    ep->fabric = f;
+    ep->serial = attr->serial;
+    ep->complete = attr->complete;
+    ep->posted_head = ep->posted_tail = nullptr;
+    ep->unexp_head = ep->unexp_tail = nullptr;
+    ep->done_head = ep->done_tail = nullptr;
+    ep->free_ops = nullptr;
+    ep->chunks = nullptr;
+    ep->peers = nullptr;
+    ep->armed = false;
+    ep->closing = false;
+    ep->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    ep->wait_fd = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev {};
+    ev.events = EPOLLIN;
+    if (ep->event_fd < 0 || ep->wait_fd < 0 ||
+        epoll_ctl(ep->wait_fd, EPOLL_CTL_ADD, ep->event_fd, &ev) != 0 ||
+        epoll_ctl(ep->wait_fd, EPOLL_CTL_ADD, f->epoll_fd, &ev) != 0) {
+        if (ep->event_fd >= 0)
+            close(ep->event_fd);
+        if (ep->wait_fd >= 0)
+            close(ep->wait_fd);
+        delete ep;
+        return WEFT_PLUGIN_ERR_OTHER;
+    }
+    std::lock_guard<std::mutex> g(f->lock);
+    for (uint32_t s = 0; s < GAL_MAX_SLOTS; ++s) {
+        if (!f->slots[s].load()) {
+            ep->slot = uint8_t(s);
+            f->slots[s].store(ep, std::memory_order_release);
+            *out = ep;
+            return WEFT_PLUGIN_OK;
+        }
+    }
+    gal_log(f, WEFT_LOG_WARN, "all %u endpoint slots of this node are open", GAL_MAX_SLOTS);
+    close(ep->event_fd);
+    close(ep->wait_fd);
+    delete ep;
+    return WEFT_PLUGIN_ERR_NOMEM;
+}
+
+int gal_ep_close(weft_fabric_ep_t *ep)
+{
+    if (!ep)
+        return WEFT_PLUGIN_ERR_INVALID;
+    weft_fabric *f = ep->fabric;
+    {
+        std::lock_guard<std::mutex> g(f->lock);
+        ep->closing = true;
+        f->slots[ep->slot].store(nullptr, std::memory_order_release);
+    }
+    /* Sends still queued: whatever has begun to go out must finish (a half-written message
+     * would break the stream for everyone on that connection); the rest are canceled. */
+    uint32_t n = f->nconns.load();
+    for (uint32_t i = 0; i < n; ++i) {
+        gal_conn *c = f->conns[i].load();
+        auto deadline = std::chrono::steady_clock::now() + flush_timeout;
+        for (;;) {
+            bool busy = false;
+            {
+                std::lock_guard<std::mutex> g(c->send_lock);
+                gal_op **pp = &c->sq_head;
+                gal_op *prev = nullptr;
+                while (gal_op *op = *pp) {
+                    if (op->ep == ep && op->done_bytes == 0) {
+                        *pp = op->next;
+                        if (c->sq_tail == op)
+                            c->sq_tail = prev;
+                        --c->sq_len;
+                        std::lock_guard<std::mutex> h(ep->lock);
+                        op->status = WEFT_PLUGIN_ERR_CANCELED;
+                        gal_done_push(ep, op);
+                        continue;
+                    }
+                    busy |= op->ep == ep;
+                    prev = op;
+                    pp = &op->next;
+                }
+            }
+            if (!busy || c->dead.load() || std::chrono::steady_clock::now() > deadline) {
+                if (busy)
+                    gal_conn_fail(f, c, "an endpoint closed with a send it could not finish",
+                                  false);
+                break;
+            }
+            gal_node_progress(f);
+            gal_conn_flush(f, c);
+        }
+    }
+    {
+        std::lock_guard<std::mutex> g(ep->lock);
+        while (gal_op *op = ep->posted_head) {
+            ep->posted_head = op->next;
+            op->status = WEFT_PLUGIN_ERR_CANCELED;
+            op->length = 0;
+            op->msg_tag = op->tag;
+            gal_done_push(ep, op);
+        }
+        ep->posted_tail = nullptr;
+    }
+    deliver(ep);
+    /* Messages a reader is still filling for this endpoint keep their buffers until the
+     * reader finishes (the slot is empty, so no new ones begin); queued ones go now. */
+    while (gal_unexp *u = ep->unexp_head) {
+        ep->unexp_head = u->next;
+        std::free(u->data);
+        std::free(u);
+    }
+    while (weft_fabric_peer *p = ep->peers) {
+        ep->peers = p->next;
+        delete p;
+    }
+    while (gal_op_chunk *ch = ep->chunks) {
+        ep->chunks = ch->next;
+        delete ch;
+    }
+    close(ep->event_fd);
+    close(ep->wait_fd);
+    delete ep;
+    return WEFT_PLUGIN_OK;
+}
+
+int gal_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len)
+{
+    if (!ep || !len)
+        return WEFT_PLUGIN_ERR_INVALID;
+    if (!buf || *len < GAL_ADDRESS_BYTES) {
+        *len = GAL_ADDRESS_BYTES;
+        return WEFT_PLUGIN_ERR_NOMEM;
+    }
+    address_encode(ep, static_cast<uint8_t *>(buf));
+    *len = GAL_ADDRESS_BYTES;
+    return WEFT_PLUGIN_OK;
+}
+
+int gal_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
+                   weft_fabric_peer_t **out)
+{
+    if (!ep || !address || !out)
+        return WEFT_PLUGIN_ERR_INVALID;
+    auto *p = new (std::nothrow) weft_fabric_peer{};
+    if (!p)
+        return WEFT_PLUGIN_ERR_NOMEM;
+    if (!address_decode(static_cast<const uint8_t *>(address), len, p)) {
+        delete p;
+        return WEFT_PLUGIN_ERR_UNREACHABLE;
+    }
+    p->local = p->node_id == ep->fabric->node_id && !ep->fabric->force_tcp;
+    std::lock_guard<std::mutex> g(ep->lock);
+    p->prev = nullptr;
+    p->next = ep->peers;
+    if (ep->peers)
+        ep->peers->prev = p;
+    ep->peers = p;
+    *out = p;
+    return WEFT_PLUGIN_OK;
+}
+
+int gal_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *p)
+{
+    if (!ep || !p)
+        return WEFT_PLUGIN_ERR_INVALID;
+    /* Flush: sends still queued to this peer go out first (bounded: a dead connection fails
+     * them).  The connection stays for the node's other users. */
+    auto deadline = std::chrono::steady_clock::now() + flush_timeout;
+    int rc = WEFT_PLUGIN_OK;
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> g(ep->lock);
+            if (p->pending_sends == 0)
+                break;
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            rc = WEFT_PLUGIN_ERR_PEER_FAILED;
+            if (gal_conn *c = p->conn.load())
+                gal_conn_fail(ep->fabric, c, "disconnect could not flush", false);
+            break;
+        }
+        gal_ep_progress(ep);
+        std::this_thread::yield();
+    }
+    std::lock_guard<std::mutex> g(ep->lock);
+    /* Completed sends that still name the peer must not touch it later. */
+    for (gal_op *op = ep->done_head; op; op = op->next)
+        if (op->peer == p)
+            op->peer = nullptr;
+    peer_unlink(ep, p);
+    delete p;
+    return rc;
+}
+
+int gal_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
+                 uint64_t tag, void *context)
+{
+    if (!ep || !peer || (len && !buf))
+        return WEFT_PLUGIN_ERR_INVALID;
+    if (peer->local)
+        return send_local(ep, peer, buf, len, tag, context);
+    weft_fabric *f = ep->fabric;
+    gal_conn *c = peer->conn.load(std::memory_order_acquire);
+    if (!c || c->dead.load(std::memory_order_acquire)) {
+        c = gal_conn_for(f, peer);
+        if (!c)
+            return WEFT_PLUGIN_ERR_PEER_FAILED;
+        peer->conn.store(c, std::memory_order_release);
+    }
+    gal_op *op;
+    {
+        std::lock_guard<std::mutex> g(ep->lock);
+        op = gal_op_get(ep);
+        if (!op)
+            return WEFT_PLUGIN_ERR_NOMEM;
+        ++peer->pending_sends;
+    }
+    op->kind = GAL_OP_SEND;
+    op->context = context;
+    op->buf = const_cast<void *>(buf);
+    op->length = len;
+    op->tag = tag;
+    op->dest_slot = peer->slot;
+    op->peer = peer;
+    int rc = gal_conn_send(f, c, op);
+    if (rc == 0)
+        return WEFT_PLUGIN_OK; /* queued: completes from a progress */
+    {
+        std::lock_guard<std::mutex> g(ep->lock);
+        --peer->pending_sends;
+        gal_op_put(ep, op);
+    }
+    if (rc < 0)
+        return rc;
+    weft_fabric_completion_t done{WEFT_PLUGIN_OK, tag, len};
+    ep->complete(context, &done);
+    return WEFT_PLUGIN_OK;
+}
+
+int gal_ep_progress(weft_fabric_ep_t *ep)
+{
+    if (!ep)
+        return WEFT_PLUGIN_ERR_INVALID;
+    gal_node_progress(ep->fabric);
+    return deliver(ep);
+}
+
+int gal_ep_wait_fd(weft_fabric_ep_t *ep, int *fd)
+{
+    if (!ep || !fd)
+        return WEFT_PLUGIN_ERR_INVALID;
+    *fd = ep->wait_fd;
+    return WEFT_PLUGIN_OK;
+}
+
+int gal_ep_arm(weft_fabric_ep_t *ep)
+{
+    if (!ep)
+        return WEFT_PLUGIN_ERR_INVALID;
+    uint64_t v;
+    while (read(ep->event_fd, &v, sizeof v) > 0) {
+    }
+    struct epoll_event ev;
+    if (epoll_wait(ep->fabric->epoll_fd, &ev, 1, 0) > 0)
+        return WEFT_PLUGIN_ERR_AGAIN; /* a connection has bytes (or room) to handle now */
+    std::lock_guard<std::mutex> g(ep->lock);
+    if (ep->done_head)
+        return WEFT_PLUGIN_ERR_AGAIN;
+    ep->armed = true;
+    return WEFT_PLUGIN_OK;
+}

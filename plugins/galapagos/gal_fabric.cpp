@@ -1,0 +1,464 @@
+/* Galapagos fabric: the software node.  Opens the listening socket and its thread (which
+ * blocks in poll() and does handshakes), makes outgoing connections on first use, and reads
+ * the connections for whichever endpoint progresses. */
+#include <cerrno>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "gal_internal.hpp"
+
+#ifndef WEFT_VERSION_STRING
+#define WEFT_VERSION_STRING "0"
+#endif
+
+namespace {
+
+constexpr int handshake_timeout_ms = 5000;
+
+void set_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void set_why(char *why, size_t why_len, const char *fmt, ...)
+{
+    if (!why || !why_len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, why_len, fmt, ap);
+    va_end(ap);
+}
+
+uint64_t random_u64()
+{
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof v, 0) != sizeof v)
+        v = uint64_t(getpid()) * 0x9e3779b97f4a7c15ull ^ uint64_t(time(nullptr));
+    return v ? v : 1;
+}
+
+/* FNV-1a: the job token string (WEFT_JOB_TOKEN, set by weftrun) as the 64-bit handshake token. */
+uint64_t token_from_text(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; ++s)
+        h = (h ^ uint8_t(*s)) * 0x100000001b3ull;
+    return h;
+}
+
+/* The address to listen on and advertise: WEFT_GALAPAGOS_ADDR, else the first address of
+ * WEFT_GALAPAGOS_IFACE, else the first non-loopback IPv4 interface that is up, else loopback. */
+bool pick_address(uint32_t *ipv4, char *why, size_t why_len)
+{
+    if (const char *a = getenv("WEFT_GALAPAGOS_ADDR"); a && *a) {
+        in_addr in{};
+        if (inet_pton(AF_INET, a, &in) != 1) {
+            set_why(why, why_len, "WEFT_GALAPAGOS_ADDR='%s' is not an IPv4 address", a);
+            return false;
+        }
+        *ipv4 = in.s_addr;
+        return true;
+    }
+    const char *iface = getenv("WEFT_GALAPAGOS_IFACE");
+    if (iface && !*iface)
+        iface = nullptr;
+    ifaddrs *list = nullptr;
+    if (getifaddrs(&list) != 0) {
+        set_why(why, why_len, "getifaddrs failed: %s", strerror(errno));
+        return false;
+    }
+    bool found = false;
+    for (ifaddrs *i = list; i && !found; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
+            continue;
+        if (iface ? strcmp(i->ifa_name, iface) != 0 : (i->ifa_flags & IFF_LOOPBACK) != 0)
+            continue;
+        *ipv4 = reinterpret_cast<sockaddr_in *>(i->ifa_addr)->sin_addr.s_addr;
+        found = true;
+    }
+    freeifaddrs(list);
+    if (!found && iface) {
+        set_why(why, why_len, "WEFT_GALAPAGOS_IFACE='%s' has no IPv4 address that is up", iface);
+        return false;
+    }
+    if (!found)
+        *ipv4 = htonl(INADDR_LOOPBACK);
+    return true;
+}
+
+void set_nodelay(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* Reads or writes exactly n bytes on a blocking-mode exchange, giving up after the handshake
+ * timeout (a silent or slow peer cannot hold the listener). */
+bool exchange(int fd, void *buf, size_t n, bool writing)
+{
+    auto *p = static_cast<uint8_t *>(buf);
+    size_t done = 0;
+    while (done < n) {
+        pollfd pfd{fd, short(writing ? POLLOUT : POLLIN), 0};
+        int r = poll(&pfd, 1, handshake_timeout_ms);
+        if (r <= 0) {
+            if (r < 0 && errno == EINTR)
+                continue;
+            return false;
+        }
+        ssize_t k = writing ? send(fd, p + done, n - done, MSG_NOSIGNAL | MSG_DONTWAIT)
+                            : recv(fd, p + done, n - done, MSG_DONTWAIT);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (k <= 0)
+            return false;
+        done += size_t(k);
+    }
+    return true;
+}
+
+const char *peer_text(const sockaddr_in &sa, char *buf, size_t len)
+{
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
+    snprintf(buf, len, "%s:%u", ip, unsigned(ntohs(sa.sin_port)));
+    return buf;
+}
+
+/* Adds a handshaken connection to the node: readable through the epoll set, and the one to
+ * send on if the node has none for that peer yet.  Returns the connection to send on. */
+gal_conn *register_conn(weft_fabric *f, int fd, uint64_t peer_node)
+{
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    gal_conn *c = gal_conn_new(fd, peer_node);
+    if (!c) {
+        close(fd);
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> g(f->lock);
+    uint32_t n = f->nconns.load();
+    if (n == GAL_MAX_CONNS) {
+        gal_log(f, WEFT_LOG_WARN, "more than %u connections: refusing one", GAL_MAX_CONNS);
+        gal_conn_free(c);
+        return nullptr;
+    }
+    f->conns[n].store(c, std::memory_order_release);
+    f->nconns.store(n + 1, std::memory_order_release);
+    struct epoll_event ev {};
+    ev.events = EPOLLIN;
+    ev.data.ptr = c;
+    epoll_ctl(f->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+    for (auto &e : f->send_conns) {
+        if (e.first == peer_node) {
+            if (!e.second->dead.load())
+                return e.second;
+            e.second = c; /* replaces a lost connection: reconnected */
+            return c;
+        }
+    }
+    f->send_conns.emplace_back(peer_node, c);
+    return c;
+}
+
+void accept_one(weft_fabric *f)
+{
+    sockaddr_in sa{};
+    socklen_t sl = sizeof sa;
+    int fd = accept4(f->listen_fd, reinterpret_cast<sockaddr *>(&sa), &sl, SOCK_CLOEXEC);
+    if (fd < 0)
+        return;
+    set_nodelay(fd);
+    char who[64];
+    uint8_t raw[gal::handshake_bytes];
+    if (!exchange(fd, raw, sizeof raw, false)) {
+        ++f->bad_frames;
+        gal_log(f, WEFT_LOG_WARN, "refused a connection from %s: no complete handshake",
+                peer_text(sa, who, sizeof who));
+        close(fd);
+        return;
+    }
+    gal::handshake h;
+    gal::handshake_decode(raw, h);
+    const char *refusal = nullptr;
+    if (memcmp(h.magic, gal::hello_magic, sizeof h.magic) != 0)
+        refusal = "not a Weft Galapagos node (bad magic)";
+    else if (h.version != gal::protocol_version)
+        refusal = "another protocol version";
+    else if (h.token != f->token)
+        refusal = "wrong job token (set the same WEFT_JOB_TOKEN on every node of the job)";
+    if (refusal) {
+        ++f->bad_frames;
+        gal_log(f, WEFT_LOG_WARN, "refused a connection from %s: %s",
+                peer_text(sa, who, sizeof who), refusal);
+        close(fd);
+        return;
+    }
+    gal::handshake w{};
+    memcpy(w.magic, gal::welcome_magic, sizeof w.magic);
+    w.version = gal::protocol_version;
+    w.node_id = f->node_id;
+    gal::handshake_encode(w, raw);
+    if (!exchange(fd, raw, sizeof raw, true)) {
+        close(fd);
+        return;
+    }
+    register_conn(f, fd, h.node_id);
+}
+
+void listener_main(weft_fabric *f)
+{
+    for (;;) {
+        pollfd p[2] = {{f->listen_fd, POLLIN, 0}, {f->stop_fd, POLLIN, 0}};
+        int r = poll(p, 2, -1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 || (p[1].revents & POLLIN))
+            return;
+        if (p[0].revents & POLLIN)
+            accept_one(f);
+    }
+}
+
+int fail_init(weft_fabric *f, int rc)
+{
+    if (f->listen_fd >= 0)
+        close(f->listen_fd);
+    if (f->stop_fd >= 0)
+        close(f->stop_fd);
+    if (f->epoll_fd >= 0)
+        close(f->epoll_fd);
+    delete f;
+    return rc;
+}
+
+} // namespace
+
+void gal_log(const weft_fabric *f, int level, const char *fmt, ...)
+{
+    if (!f || !f->host || !f->host->log)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    f->host->log(level, GAL_PLUGIN_NAME, line);
+}
+
+int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, size_t why_len)
+{
+    if (!fabric)
+        return WEFT_PLUGIN_ERR_INVALID;
+    auto *f = new (std::nothrow) weft_fabric;
+    if (!f)
+        return WEFT_PLUGIN_ERR_NOMEM;
+    f->host = host;
+    f->listen_fd = f->stop_fd = f->epoll_fd = -1;
+    for (auto &s : f->slots)
+        s.store(nullptr);
+    for (auto &c : f->conns)
+        c.store(nullptr);
+    f->nconns.store(0);
+    f->bad_frames.store(0);
+    f->node_id = random_u64();
+    const char *token = host && host->hint ? host->hint(host->hint_ctx, "weft_job_token") : nullptr;
+    if (!token || !*token)
+        token = getenv("WEFT_JOB_TOKEN");
+    f->token = token && *token ? token_from_text(token) : random_u64();
+    const char *loop = getenv("WEFT_GALAPAGOS_LOOPBACK");
+    f->force_tcp = loop && strcmp(loop, "tcp") == 0;
+    if (!pick_address(&f->ipv4, why, why_len))
+        return fail_init(f, WEFT_PLUGIN_ERR_INVALID);
+    uint16_t port = 0;
+    if (const char *p = getenv("WEFT_GALAPAGOS_PORT"); p && *p) {
+        char *end = nullptr;
+        long v = strtol(p, &end, 10);
+        if (*end || v < 0 || v > 65535) {
+            set_why(why, why_len, "WEFT_GALAPAGOS_PORT='%s' is not a port number", p);
+            return fail_init(f, WEFT_PLUGIN_ERR_INVALID);
+        }
+        port = uint16_t(v);
+    }
+    f->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    f->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    f->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (f->listen_fd < 0 || f->stop_fd < 0 || f->epoll_fd < 0) {
+        set_why(why, why_len, "socket/eventfd/epoll: %s", strerror(errno));
+        return fail_init(f, WEFT_PLUGIN_ERR_OTHER);
+    }
+    int one = 1;
+    setsockopt(f->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = f->ipv4; /* the job's interface only, not INADDR_ANY */
+    sa.sin_port = htons(port);
+    if (bind(f->listen_fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0 ||
+        listen(f->listen_fd, 128) != 0) {
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
+        set_why(why, why_len, "cannot listen on %s:%u: %s (set WEFT_GALAPAGOS_ADDR or "
+                "WEFT_GALAPAGOS_PORT)", ip, unsigned(port), strerror(errno));
+        return fail_init(f, WEFT_PLUGIN_ERR_UNREACHABLE);
+    }
+    socklen_t sl = sizeof sa;
+    getsockname(f->listen_fd, reinterpret_cast<sockaddr *>(&sa), &sl);
+    f->port = ntohs(sa.sin_port);
+    try {
+        f->listener = std::thread(listener_main, f);
+    } catch (...) {
+        set_why(why, why_len, "cannot start the listener thread");
+        return fail_init(f, WEFT_PLUGIN_ERR_OTHER);
+    }
+    *fabric = f;
+    return WEFT_PLUGIN_OK;
+}
+
+int gal_finalize(weft_fabric_t *f)
+{
+    if (!f)
+        return WEFT_PLUGIN_ERR_INVALID;
+    uint64_t one = 1;
+    if (write(f->stop_fd, &one, sizeof one) < 0) { /* the listener then returns */
+    }
+    if (f->listener.joinable())
+        f->listener.join();
+    uint32_t n = f->nconns.load();
+    for (uint32_t i = 0; i < n; ++i) {
+        gal_conn *c = f->conns[i].load();
+        gal_deliver_abort(c->rx);
+        gal_conn_free(c);
+    }
+    if (f->bad_frames.load())
+        gal_log(f, WEFT_LOG_INFO, "%" PRIu64 " packets or connections were dropped as malformed "
+                "or refused", f->bad_frames.load());
+    return fail_init(f, WEFT_PLUGIN_OK);
+}
+
+int gal_query(weft_fabric_t *f, weft_fabric_caps_t *caps)
+{
+    if (!f || !caps || caps->struct_size < sizeof caps->struct_size)
+        return WEFT_PLUGIN_ERR_INVALID;
+    weft_fabric_caps_t all{};
+    all.struct_size = caps->struct_size;
+    all.flags = WEFT_FABRIC_CAP_THREAD_SAFE | WEFT_FABRIC_CAP_WAIT_FD;
+    all.max_message_size = SIZE_MAX / 2;
+    all.inject_size = 0;
+    all.eager_size = SIZE_MAX / 2; /* no rendezvous: the receiver buffers what is unexpected */
+    all.max_address_size = GAL_ADDRESS_BYTES;
+    /* An older core passes a shorter struct: write nothing past its struct_size. */
+    memcpy(caps, &all, caps->struct_size < sizeof all ? caps->struct_size : sizeof all);
+    return WEFT_PLUGIN_OK;
+}
+
+gal_conn *gal_conn_for(weft_fabric *f, const weft_fabric_peer *peer)
+{
+    /* One connect at a time, so two threads never connect to one node at once; the table
+     * lock is not held across the handshake (the listener needs it to register). */
+    std::lock_guard<std::mutex> connecting(f->connect_lock);
+    {
+        std::lock_guard<std::mutex> g(f->lock);
+        for (auto &e : f->send_conns)
+            if (e.first == peer->node_id && !e.second->dead.load())
+                return e.second;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return nullptr;
+    set_nodelay(fd);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = peer->ipv4;
+    sa.sin_port = htons(peer->port);
+    char who[64];
+    if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) {
+        gal_log(f, WEFT_LOG_WARN, "cannot connect to node %016" PRIx64 " at %s: %s",
+                peer->node_id, peer_text(sa, who, sizeof who), strerror(errno));
+        close(fd);
+        return nullptr;
+    }
+    gal::handshake h{};
+    memcpy(h.magic, gal::hello_magic, sizeof h.magic);
+    h.version = gal::protocol_version;
+    h.token = peer->token;
+    h.node_id = f->node_id;
+    uint8_t raw[gal::handshake_bytes];
+    gal::handshake_encode(h, raw);
+    gal::handshake w{};
+    bool ok = exchange(fd, raw, sizeof raw, true) && exchange(fd, raw, sizeof raw, false);
+    if (ok) {
+        gal::handshake_decode(raw, w);
+        ok = memcmp(w.magic, gal::welcome_magic, sizeof w.magic) == 0 && w.node_id == peer->node_id;
+    }
+    if (!ok) {
+        gal_log(f, WEFT_LOG_WARN, "node %016" PRIx64 " at %s refused the handshake",
+                peer->node_id, peer_text(sa, who, sizeof who));
+        close(fd);
+        return nullptr;
+    }
+    return register_conn(f, fd, peer->node_id);
+}
+
+int gal_node_progress(weft_fabric *f)
+{
+    struct epoll_event ev[16];
+    int n = epoll_wait(f->epoll_fd, ev, 16, 0);
+    int handled = 0;
+    bool flush = false;
+    for (int i = 0; i < n; ++i) {
+        auto *c = static_cast<gal_conn *>(ev[i].data.ptr);
+        if (ev[i].events & EPOLLOUT)
+            flush = true;
+        if (!(ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
+            continue;
+        std::unique_lock<std::mutex> g(c->read_lock, std::try_to_lock);
+        if (!g.owns_lock() || c->dead.load(std::memory_order_acquire))
+            continue;
+        int k = gal_conn_read(f, c);
+        if (k < 0)
+            gal_conn_fail(f, c, "the peer closed the connection or sent a malformed packet", true);
+        else
+            handled += k;
+    }
+    if (flush)
+        gal_node_flush(f);
+    return handled;
+}
+
+void gal_node_flush(weft_fabric *f)
+{
+    uint32_t n = f->nconns.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < n; ++i)
+        gal_conn_flush(f, f->conns[i].load(std::memory_order_acquire));
+}
+
+namespace {
+
+const weft_fabric_ops_v1_t gal_ops = {
+    gal_init,         gal_finalize,   gal_query,      gal_ep_open,   gal_ep_close,
+    gal_ep_address,   gal_ep_connect, gal_ep_disconnect, gal_tag_send, gal_tag_recv,
+    gal_tag_probe,    gal_tag_cancel, gal_ep_progress, gal_ep_wait_fd, gal_ep_arm,
+};
+
+} // namespace
+
+extern "C" {
+__attribute__((visibility("default"))) extern const weft_plugin_v1_t weft_plugin_v1;
+const weft_plugin_v1_t weft_plugin_v1 = {
+    WEFT_PLUGIN_ABI_MAJOR,  WEFT_PLUGIN_ABI_MINOR, WEFT_PLUGIN_KIND_FABRIC, GAL_PLUGIN_NAME,
+    "1.0 (Galapagos packets over TCP)", 10, &gal_ops,
+};
+}

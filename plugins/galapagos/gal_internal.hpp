@@ -1,0 +1,224 @@
+/* Internal structures of the Galapagos fabric plugin.  Only api/weft/plugin.h is visible.
+ *
+ * One software node per process (the fabric) hosts up to 256 endpoints (slots).  Endpoints of
+ * one node reach each other without the network: the sender matches straight into the
+ * receiver's queues.  Remote nodes are reached over TCP, one connection per peer node (two
+ * for a moment when both ends connect at once: each side then sends on the one it saw first
+ * and reads both).  There is no router thread: any endpoint's progress reads every readable
+ * connection of the node (epoll, one reader per connection at a time) and routes each packet
+ * to its endpoint; a thread waiting for work sleeps on the endpoint's wait fd, an epoll set
+ * holding the endpoint's eventfd and the node's epoll set.  A listener thread blocks in
+ * poll() on the listening socket and does the handshakes.
+ *
+ * Locking: each endpoint's queues (posted, unexpected, done, free ops) are under ep->lock,
+ * since packets for it are routed by whichever thread reads the connection.  A connection has
+ * a send lock (writers, its send queue) and a read lock (taken with try_lock by progress). */
+#ifndef WEFT_GAL_INTERNAL_HPP
+#define WEFT_GAL_INTERNAL_HPP
+
+#include <weft/plugin.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "gal_wire.hpp"
+
+constexpr const char *GAL_PLUGIN_NAME = "galapagos";
+constexpr uint32_t GAL_MAX_SLOTS = 256;
+constexpr uint32_t GAL_MAX_CONNS = 1024;
+constexpr uint32_t GAL_ADDRESS_MAGIC = 0x4c414757u; /* "WGAL" little-endian */
+constexpr size_t GAL_ADDRESS_BYTES = 40;
+/* Sends queued behind a full socket per connection before tag_send answers AGAIN. */
+constexpr size_t GAL_SENDQ_MAX = 4096;
+
+struct gal_conn;
+
+enum gal_op_kind : uint8_t { GAL_OP_SEND = 1, GAL_OP_RECV = 2 };
+/* Where an op is: cancel tells a matched receive (completes normally) from an unknown one. */
+enum gal_op_state : uint8_t { OP_FREE = 0, OP_POSTED, OP_MATCHED, OP_QUEUED, OP_DONE };
+
+/* One posted send or receive.  From a per-endpoint free list: posting allocates nothing. */
+struct gal_op {
+    weft_fabric_ep *ep;        /* owner: its progress delivers the completion */
+    void *context;
+    gal_op *prev, *next;       /* posted, done, free or a connection's send queue */
+    gal_op_kind kind;
+    uint8_t state;             /* gal_op_state */
+    uint8_t dest_slot;
+    int status;
+    uint64_t tag;              /* recv: wanted bits; send: the message's bits */
+    uint64_t ignore;
+    size_t length;             /* recv: capacity; send: message length */
+    size_t done_bytes;         /* recv: bytes delivered; send: bytes of the stream written */
+    size_t msg_length;         /* recv: the sender's length once matched */
+    uint64_t msg_tag;
+    void *buf;
+    weft_fabric_peer *peer;    /* sends: the connection's user (disconnect flushes) */
+};
+
+/* A message that arrived before its receive (or is still arriving). */
+struct gal_unexp {
+    gal_unexp *next;
+    uint64_t tag;
+    size_t length;
+    size_t arrived;            /* bytes in data so far */
+    uint8_t *data;
+    gal_op *recv;              /* a receive attached while the message was still arriving */
+};
+
+struct gal_op_chunk {
+    gal_op_chunk *next;
+    gal_op ops[256];
+};
+
+struct weft_fabric_peer {
+    uint64_t node_id;
+    uint32_t ipv4;             /* network order */
+    uint16_t port;             /* host order */
+    uint8_t slot;
+    uint8_t local;             /* the peer endpoint lives in this node */
+    uint64_t token;            /* the peer node's job token, sent in the hello */
+    size_t pending_sends;      /* queued on a connection, not yet written */
+    std::atomic<gal_conn *> conn; /* remote peers: the connection sends use, once known */
+    weft_fabric_peer *prev, *next;
+};
+
+struct weft_fabric_ep {
+    weft_fabric *fabric;
+    uint8_t slot;
+    int serial;
+    weft_fabric_complete_fn complete;
+    std::mutex lock;
+    gal_op *posted_head, *posted_tail;   /* receives in posting order */
+    gal_unexp *unexp_head, *unexp_tail;  /* messages in arrival order */
+    gal_op *done_head, *done_tail;       /* completions for the next progress */
+    gal_op *free_ops;
+    gal_op_chunk *chunks;
+    weft_fabric_peer *peers;
+    int event_fd;                        /* written when work arrives while armed */
+    int wait_fd;                         /* epoll: event_fd + the node's epoll set */
+    bool armed;
+    bool closing;
+};
+
+/* Reassembly of the message whose fragments a connection is delivering. */
+struct gal_rx {
+    bool active;
+    uint8_t slot;
+    size_t length;
+    size_t arrived;
+    gal_op *recv;              /* matched receive, or null */
+    gal_unexp *unexp;          /* or the unexpected copy, or null (dropped: no endpoint) */
+    weft_fabric_ep *ep;
+};
+
+struct gal_conn {
+    int fd;
+    uint64_t peer_node;
+    std::atomic<bool> dead;
+    std::mutex send_lock;
+    gal_op *sq_head, *sq_tail; /* sends not yet fully written, in order */
+    size_t sq_len;
+    std::mutex read_lock;
+    uint8_t *rbuf;             /* partial packet carried between reads */
+    size_t rlen;
+    gal_rx rx;
+};
+
+struct weft_fabric {
+    const weft_plugin_host_t *host;
+    uint64_t node_id;
+    uint64_t token;
+    uint32_t ipv4;             /* network order: the address endpoints advertise */
+    uint16_t port;
+    int listen_fd;
+    int stop_fd;               /* eventfd: tells the listener to end */
+    int epoll_fd;              /* every connection's socket */
+    bool force_tcp;            /* WEFT_GALAPAGOS_LOOPBACK=tcp: local endpoints also use TCP */
+    std::thread listener;
+    std::mutex lock;           /* slots, the connection tables */
+    std::mutex connect_lock;   /* one outgoing connect at a time (never held by the listener) */
+    std::atomic<weft_fabric_ep *> slots[GAL_MAX_SLOTS];
+    std::atomic<gal_conn *> conns[GAL_MAX_CONNS]; /* never shrinks until finalize */
+    std::atomic<uint32_t> nconns;
+    std::atomic<uint64_t> bad_frames; /* dropped: malformed, unknown endpoint, refused */
+    /* node id -> the connection this node sends on (the first one established). */
+    std::vector<std::pair<uint64_t, gal_conn *>> send_conns;
+};
+
+/* Appends x to a singly linked FIFO (done lists, unexpected messages, send queues). */
+template <class T> inline void fifo_push(T *&head, T *&tail, T *x)
+{
+    x->next = nullptr;
+    if (tail)
+        tail->next = x;
+    else
+        head = x;
+    tail = x;
+}
+
+/* ---- gal_fabric.cpp ---- */
+void gal_log(const weft_fabric *f, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The connection used to send to node (connecting and handshaking if there is none);
+ * nullptr when the node cannot be reached. */
+gal_conn *gal_conn_for(weft_fabric *f, const weft_fabric_peer *peer);
+/* Reads and routes whatever the node's connections have; returns packets handled. */
+int gal_node_progress(weft_fabric *f);
+/* Writes queued sends of every connection as far as the sockets take them. */
+void gal_node_flush(weft_fabric *f);
+
+/* ---- gal_conn.cpp ---- */
+gal_conn *gal_conn_new(int fd, uint64_t peer_node);
+void gal_conn_free(gal_conn *c);
+/* Sends op (a message of op->length bytes from op->buf) on c: written at once when the
+ * socket takes it (returns 1: done), else queued (returns 0), or an error. */
+int gal_conn_send(weft_fabric *f, gal_conn *c, gal_op *op);
+/* Writes c's queued sends until the socket is full; completes those done. */
+void gal_conn_flush(weft_fabric *f, gal_conn *c);
+/* Reads what c has and routes it (caller holds c->read_lock); -1 when c died. */
+int gal_conn_read(weft_fabric *f, gal_conn *c);
+/* c is gone: fail its queued sends and the message it was delivering. */
+void gal_conn_fail(weft_fabric *f, gal_conn *c, const char *why, bool holding_read_lock);
+/* Asks the node's epoll set to report c writable too (while sends are queued on it). */
+void gal_conn_want_write(weft_fabric *f, gal_conn *c, bool want);
+
+/* ---- gal_tag.cpp (matching; callers of the _locked forms hold ep->lock) ---- */
+gal_op *gal_op_get(weft_fabric_ep *ep);
+void gal_op_put(weft_fabric_ep *ep, gal_op *op);
+void gal_done_push(weft_fabric_ep *ep, gal_op *op);
+/* A message for ep begins: matches a posted receive or becomes unexpected.  Fills rx. */
+void gal_deliver_begin_locked(weft_fabric_ep *ep, uint64_t tag, size_t length, gal_rx &rx);
+/* More bytes of rx's message (in order); completes it when whole. */
+void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n);
+/* rx's message will never finish (connection lost). */
+void gal_deliver_abort(gal_rx &rx);
+
+/* ---- gal_ep.cpp ---- */
+void gal_ep_wake_locked(weft_fabric_ep *ep);
+
+int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, size_t why_len);
+int gal_finalize(weft_fabric_t *fabric);
+int gal_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps);
+int gal_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **ep);
+int gal_ep_close(weft_fabric_ep_t *ep);
+int gal_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len);
+int gal_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
+                   weft_fabric_peer_t **peer);
+int gal_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
+int gal_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
+                 uint64_t tag, void *context);
+int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
+                 void *context);
+int gal_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found,
+                  uint64_t *msg_tag, size_t *msg_len);
+int gal_tag_cancel(weft_fabric_ep_t *ep, void *context);
+int gal_ep_progress(weft_fabric_ep_t *ep);
+int gal_ep_wait_fd(weft_fabric_ep_t *ep, int *fd);
+int gal_ep_arm(weft_fabric_ep_t *ep);
+
+#endif

@@ -1,0 +1,315 @@
+/* Galapagos fabric: tag matching.  Galapagos has no matching of its own, so the plugin keeps
+ * MPI's two queues per endpoint, posted receives and unexpected messages, both in order, under
+ * the endpoint's lock (packets are routed into them by whichever thread reads a connection). */
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "gal_internal.hpp"
+
+namespace {
+
+bool matches(uint64_t msg_tag, uint64_t tag, uint64_t ignore)
+{
+    return ((msg_tag ^ tag) & ~ignore) == 0;
+}
+
+void posted_remove(weft_fabric_ep *ep, gal_op *op)
+{
+    if (op->prev)
+        op->prev->next = op->next;
+    else
+        ep->posted_head = op->next;
+    if (op->next)
+        op->next->prev = op->prev;
+    else
+        ep->posted_tail = op->prev;
+    op->prev = op->next = nullptr;
+    op->state = OP_MATCHED;
+}
+
+void posted_append(weft_fabric_ep *ep, gal_op *op)
+{
+    op->next = nullptr;
+    op->prev = ep->posted_tail;
+    if (ep->posted_tail)
+        ep->posted_tail->next = op;
+    else
+        ep->posted_head = op;
+    ep->posted_tail = op;
+    op->state = OP_POSTED;
+}
+
+/* Finishes receive op with a message of msg_length bytes (of which op got what fits). */
+void recv_finish(gal_op *op)
+{
+    op->status = op->msg_length > op->length ? WEFT_PLUGIN_ERR_TRUNCATE : WEFT_PLUGIN_OK;
+    op->length = op->msg_length;
+}
+
+/* Copies bytes [offset, offset + n) of a message into receive op's buffer, as far as fits. */
+void recv_copy(gal_op *op, size_t offset, const uint8_t *data, size_t n)
+{
+    if (offset >= op->length)
+        return;
+    size_t take = n < op->length - offset ? n : op->length - offset;
+    std::memcpy(static_cast<uint8_t *>(op->buf) + offset, data, take);
+}
+
+void unexp_unlink(weft_fabric_ep *ep, gal_unexp *u)
+{
+    gal_unexp *prev = nullptr;
+    for (gal_unexp *x = ep->unexp_head; x; prev = x, x = x->next) {
+        if (x != u)
+            continue;
+        if (prev)
+            prev->next = u->next;
+        else
+            ep->unexp_head = u->next;
+        if (ep->unexp_tail == u)
+            ep->unexp_tail = prev;
+        u->next = nullptr;
+        return;
+    }
+}
+
+} // namespace
+
+gal_op *gal_op_get(weft_fabric_ep *ep)
+{
+    if (!ep->free_ops) {
+        auto *chunk = new (std::nothrow) gal_op_chunk;
+        if (!chunk)
+            return nullptr;
+        chunk->next = ep->chunks;
+        ep->chunks = chunk;
+        for (gal_op &op : chunk->ops) {
+            op.next = ep->free_ops;
+            ep->free_ops = &op;
+        }
+    }
+    gal_op *op = ep->free_ops;
+    ep->free_ops = op->next;
+    std::memset(static_cast<void *>(op), 0, sizeof *op);
+    op->ep = ep;
+    return op;
+}
+
+void gal_op_put(weft_fabric_ep *ep, gal_op *op)
+{
+    op->state = OP_FREE;
+    op->next = ep->free_ops;
+    ep->free_ops = op;
+}
+
+void gal_done_push(weft_fabric_ep *ep, gal_op *op)
+{
+    op->state = OP_DONE;
+    fifo_push(ep->done_head, ep->done_tail, op);
+    gal_ep_wake_locked(ep);
+}
+
+void gal_deliver_begin_locked(weft_fabric_ep *ep, uint64_t tag, size_t length, gal_rx &rx)
+{
+    rx.active = true;
+    rx.ep = ep;
+    rx.length = length;
+    rx.arrived = 0;
+    rx.recv = nullptr;
+    rx.unexp = nullptr;
+    for (gal_op *op = ep->posted_head; op; op = op->next) {
+        if (matches(tag, op->tag, op->ignore)) {
+            posted_remove(ep, op);
+            op->msg_tag = tag;
+            op->msg_length = length;
+            rx.recv = op;
+            return;
+        }
+    }
+    auto *u = static_cast<gal_unexp *>(std::calloc(1, sizeof(gal_unexp)));
+    uint8_t *data = length ? static_cast<uint8_t *>(std::malloc(length)) : nullptr;
+    if (!u || (length && !data)) {
+        std::free(u);
+        std::free(data);
+        ++ep->fabric->bad_frames; /* out of memory: the message is lost, and counted */
+        return;
+    }
+    u->tag = tag;
+    u->length = length;
+    u->data = data;
+    fifo_push(ep->unexp_head, ep->unexp_tail, u);
+    rx.unexp = u;
+    gal_ep_wake_locked(ep); /* a waiting thread may want to probe or post for it */
+}
+
+void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n)
+{
+    if (n > rx.length - rx.arrived)
+        n = rx.length - rx.arrived;
+    weft_fabric_ep *ep = rx.ep;
+    if (rx.recv) {
+        /* Only this reader writes into a matched receive: no lock for the copy. */
+        recv_copy(rx.recv, rx.arrived, data, n);
+        rx.arrived += n;
+        if (rx.arrived == rx.length) {
+            std::lock_guard<std::mutex> g(ep->lock);
+            recv_finish(rx.recv);
+            gal_done_push(ep, rx.recv);
+            rx.active = false;
+        }
+        return;
+    }
+    if (!rx.unexp) { /* no endpoint, or no memory: drop */
+        rx.arrived += n;
+        rx.active = rx.arrived < rx.length;
+        return;
+    }
+    std::memcpy(rx.unexp->data + rx.arrived, data, n);
+    rx.arrived += n;
+    std::lock_guard<std::mutex> g(ep->lock);
+    gal_unexp *u = rx.unexp;
+    u->arrived = rx.arrived;
+    if (u->recv) { /* a receive matched it while it was arriving: it now gets the bytes */
+        recv_copy(u->recv, rx.arrived - n, data, n);
+        u->recv->done_bytes = rx.arrived;
+    }
+    if (rx.arrived == rx.length) {
+        rx.active = false;
+        if (u->recv) {
+            unexp_unlink(ep, u);
+            recv_finish(u->recv);
+            gal_done_push(ep, u->recv);
+            std::free(u->data);
+            std::free(u);
+        }
+    }
+}
+
+void gal_deliver_abort(gal_rx &rx)
+{
+    if (!rx.active)
+        return;
+    rx.active = false;
+    weft_fabric_ep *ep = rx.ep;
+    if (!ep)
+        return;
+    std::lock_guard<std::mutex> g(ep->lock);
+    gal_op *op = rx.recv;
+    gal_unexp *u = rx.unexp;
+    if (u) {
+        op = u->recv;
+        unexp_unlink(ep, u);
+        std::free(u->data);
+        std::free(u);
+    }
+    if (op) {
+        op->status = WEFT_PLUGIN_ERR_PEER_FAILED;
+        op->length = 0;
+        gal_done_push(ep, op);
+    }
+}
+
+int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
+                 void *context)
+{
+    if (!ep || (len && !buf))
+        return WEFT_PLUGIN_ERR_INVALID;
+    gal_op *now = nullptr;
+    {
+        std::lock_guard<std::mutex> g(ep->lock);
+        gal_op *op = gal_op_get(ep);
+        if (!op)
+            return WEFT_PLUGIN_ERR_NOMEM;
+        op->kind = GAL_OP_RECV;
+        op->context = context;
+        op->buf = buf;
+        op->length = len;
+        op->tag = tag;
+        op->ignore = ignore;
+        bool matched = false;
+        gal_unexp *prev = nullptr;
+        for (gal_unexp *u = ep->unexp_head; u; prev = u, u = u->next) {
+            if (u->recv || !matches(u->tag, tag, ignore))
+                continue;
+            matched = true;
+            op->state = OP_MATCHED;
+            op->msg_tag = u->tag;
+            op->msg_length = u->length;
+            recv_copy(op, 0, u->data, u->arrived);
+            op->done_bytes = u->arrived;
+            if (u->arrived == u->length) { /* whole: off the queue, complete now */
+                if (prev)
+                    prev->next = u->next;
+                else
+                    ep->unexp_head = u->next;
+                if (ep->unexp_tail == u)
+                    ep->unexp_tail = prev;
+                std::free(u->data);
+                std::free(u);
+                recv_finish(op);
+                now = op;
+            } else {
+                /* Still arriving: it stays queued (its reader holds it) with op attached,
+                 * and the reader completes op with the last bytes. */
+                u->recv = op;
+            }
+            break;
+        }
+        if (!matched)
+            posted_append(ep, op);
+        if (now) {
+            weft_fabric_completion_t c{now->status, now->msg_tag, now->length};
+            gal_op_put(ep, now);
+            ep->lock.unlock();
+            ep->complete(context, &c); /* completed at once: deliver from the posting call */
+            ep->lock.lock();
+        }
+    }
+    return WEFT_PLUGIN_OK;
+}
+
+int gal_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found,
+                  uint64_t *msg_tag, size_t *msg_len)
+{
+    if (!ep || !found)
+        return WEFT_PLUGIN_ERR_INVALID;
+    gal_node_progress(ep->fabric);
+    std::lock_guard<std::mutex> g(ep->lock);
+    *found = 0;
+    for (gal_unexp *u = ep->unexp_head; u; u = u->next) {
+        if (u->recv || !matches(u->tag, tag, ignore))
+            continue;
+        *found = 1;
+        if (msg_tag)
+            *msg_tag = u->tag;
+        if (msg_len)
+            *msg_len = u->length;
+        break;
+    }
+    return WEFT_PLUGIN_OK;
+}
+
+int gal_tag_cancel(weft_fabric_ep_t *ep, void *context)
+{
+    if (!ep)
+        return WEFT_PLUGIN_ERR_INVALID;
+    std::lock_guard<std::mutex> g(ep->lock);
+    for (gal_op *op = ep->posted_head; op; op = op->next) {
+        if (op->context == context) {
+            posted_remove(ep, op);
+            op->status = WEFT_PLUGIN_ERR_CANCELED;
+            op->length = 0;
+            op->msg_tag = op->tag;
+            gal_done_push(ep, op); /* delivered by the next progress */
+            return WEFT_PLUGIN_OK;
+        }
+    }
+    /* Matched and still arriving, or done and not yet delivered: it completes normally.
+     * (A scan of every op: cancel is rare, and the hot path keeps no list for this.) */
+    for (gal_op_chunk *ch = ep->chunks; ch; ch = ch->next)
+        for (gal_op &op : ch->ops)
+            if (op.kind == GAL_OP_RECV && op.context == context &&
+                (op.state == OP_MATCHED || op.state == OP_DONE))
+                return WEFT_PLUGIN_OK;
+    return WEFT_PLUGIN_ERR_NOT_FOUND;
+}

@@ -1,0 +1,131 @@
+/* The Galapagos packet protocol as Weft's galapagos fabric puts it on a TCP connection, and the
+ * connection handshake.  Header-only: the fabric plugin, the GAScore model and the tests share
+ * it.  docs/galapagos-wire.md describes the same bytes in prose.
+ *
+ * A packet is a header flit followed by `size` payload flits (a flit is 64 bits, little-endian
+ * on the wire).  Header flit:
+ *     [15:0]  size: payload flits that follow (at most max_packet_flits)
+ *     [23:16] source: the sending kernel (or, for Weft messages, the sending endpoint slot)
+ *     [31:24] destination: the receiving kernel (or endpoint slot)
+ *     [39:32] kind: raw (0, a plain Galapagos packet: a Shoal active message between global
+ *             kernel ids) or a Weft message fragment (below)
+ *     [63:40] reserved, zero
+ * A raw packet is exactly what libGalapagos sends; kinds 1 and 2 carry Weft's tagged messages
+ * between software endpoints, which need match bits and may exceed one packet:
+ *     first fragment:  flit 0 match bits, flit 1 message length in bytes, then data
+ *     next fragments:  data only, until the message length is reached
+ * Fragments of one message follow each other on a connection with nothing in between. */
+#ifndef WEFT_GAL_WIRE_HPP
+#define WEFT_GAL_WIRE_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace gal {
+
+constexpr size_t flit_bytes = 8;
+constexpr uint32_t max_packet_flits = 1124; /* libGalapagos's largest packet */
+constexpr size_t max_packet_bytes = max_packet_flits * flit_bytes;
+constexpr size_t first_fragment_overhead = 2 * flit_bytes; /* match bits + length */
+constexpr size_t first_fragment_data = max_packet_bytes - first_fragment_overhead;
+
+enum packet_kind : uint8_t { KIND_RAW = 0, KIND_MSG_FIRST = 1, KIND_MSG_NEXT = 2 };
+constexpr uint8_t kind_count = 3;
+
+struct packet_header {
+    uint8_t dest = 0;
+    uint8_t src = 0;
+    uint16_t flits = 0;
+    uint8_t kind = KIND_RAW;
+};
+
+inline uint64_t header_encode(const packet_header &h)
+{
+    return uint64_t(h.flits) | uint64_t(h.src) << 16 | uint64_t(h.dest) << 24 |
+           uint64_t(h.kind) << 32;
+}
+
+enum class header_error { none, reserved_bits, unknown_kind, too_long };
+
+/* Decodes a header flit; anything but header_error::none means the stream can no longer be
+ * trusted (the size of what follows is unknown), so the connection is dropped. */
+inline header_error header_decode(uint64_t word, packet_header &h)
+{
+    h.flits = uint16_t(word & 0xffff);
+    h.src = uint8_t(word >> 16);
+    h.dest = uint8_t(word >> 24);
+    h.kind = uint8_t(word >> 32);
+    if (word >> 40)
+        return header_error::reserved_bits;
+    if (h.kind >= kind_count)
+        return header_error::unknown_kind;
+    if (h.flits > max_packet_flits)
+        return header_error::too_long;
+    return header_error::none;
+}
+
+inline const char *header_error_text(header_error e)
+{
+    switch (e) {
+    case header_error::none: return "none";
+    case header_error::reserved_bits: return "reserved header bits set";
+    case header_error::unknown_kind: return "unknown packet kind";
+    case header_error::too_long: return "size field above 1124 flits";
+    }
+    return "?";
+}
+
+/* Flits needed for n bytes. */
+constexpr size_t flits_for(size_t bytes) { return (bytes + flit_bytes - 1) / flit_bytes; }
+
+inline void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; ++i)
+        p[i] = uint8_t(v >> (8 * i));
+}
+inline uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i)
+        v |= uint64_t(p[i]) << (8 * i);
+    return v;
+}
+
+/* Handshake: the connecting side sends a hello, the accepting side checks the magic, version
+ * and job token and answers with a welcome, or logs the refusal and closes the connection.
+ * Both are 32 bytes, little-endian fields. */
+constexpr char hello_magic[8] = {'W', 'E', 'F', 'T', 'G', 'A', 'L', '1'};
+constexpr char welcome_magic[8] = {'W', 'E', 'F', 'T', 'G', 'A', 'L', 'A'};
+constexpr uint32_t protocol_version = 1;
+constexpr size_t handshake_bytes = 32;
+
+struct handshake {
+    char magic[8];
+    uint32_t version;
+    uint32_t flags;      /* zero */
+    uint64_t token;      /* hello: the job token; welcome: zero */
+    uint64_t node_id;    /* the sender's node id (random per software node) */
+};
+
+inline void handshake_encode(const handshake &h, uint8_t out[handshake_bytes])
+{
+    std::memcpy(out, h.magic, 8);
+    put_u64(out + 8, uint64_t(h.version) | uint64_t(h.flags) << 32);
+    put_u64(out + 16, h.token);
+    put_u64(out + 24, h.node_id);
+}
+
+inline void handshake_decode(const uint8_t in[handshake_bytes], handshake &h)
+{
+    std::memcpy(h.magic, in, 8);
+    uint64_t w = get_u64(in + 8);
+    h.version = uint32_t(w);
+    h.flags = uint32_t(w >> 32);
+    h.token = get_u64(in + 16);
+    h.node_id = get_u64(in + 24);
+}
+
+} // namespace gal
+
+#endif
