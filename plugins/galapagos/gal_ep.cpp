@@ -17,34 +17,6 @@ namespace {
 
 constexpr auto flush_timeout = std::chrono::seconds(10);
 
-/* Address: magic, version, slot, port, IPv4, node id, token.  40 bytes, little-endian. */
-void address_encode(const weft_fabric_ep *ep, uint8_t *out)
-{
-    const weft_fabric *f = ep->fabric;
-    gal::put_u64(out, uint64_t(GAL_ADDRESS_MAGIC) | uint64_t(gal::protocol_version) << 32 |
-                          uint64_t(ep->slot) << 48);
-    gal::put_u64(out + 8, uint64_t(f->port) | uint64_t(f->ipv4) << 16);
-    gal::put_u64(out + 16, f->node_id);
-    gal::put_u64(out + 24, f->token);
-    gal::put_u64(out + 32, 0);
-}
-
-bool address_decode(const uint8_t *in, size_t len, weft_fabric_peer *p)
-{
-    if (len != GAL_ADDRESS_BYTES)
-        return false;
-    uint64_t w0 = gal::get_u64(in), w1 = gal::get_u64(in + 8);
-    if (uint32_t(w0) != GAL_ADDRESS_MAGIC || uint16_t(w0 >> 32) != gal::protocol_version ||
-        (w0 >> 56) != 0 || (w1 >> 48) != 0 || gal::get_u64(in + 32) != 0)
-        return false;
-    p->slot = uint8_t(w0 >> 48);
-    p->port = uint16_t(w1);
-    p->ipv4 = uint32_t(w1 >> 16);
-    p->node_id = gal::get_u64(in + 16);
-    p->token = gal::get_u64(in + 24);
-    return p->port != 0 && p->node_id != 0;
-}
-
 void peer_unlink(weft_fabric_ep *ep, weft_fabric_peer *p)
 {
     if (p->prev)
@@ -244,12 +216,18 @@ int gal_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len)
 {
     if (!ep || !len)
         return WEFT_PLUGIN_ERR_INVALID;
-    if (!buf || *len < GAL_ADDRESS_BYTES) {
-        *len = GAL_ADDRESS_BYTES;
+    if (!buf || *len < gal::address_bytes) {
+        *len = gal::address_bytes;
         return WEFT_PLUGIN_ERR_NOMEM;
     }
-    address_encode(ep, static_cast<uint8_t *>(buf));
-    *len = GAL_ADDRESS_BYTES;
+    gal::address a;
+    a.slot = ep->slot;
+    a.port = ep->fabric->port;
+    a.ipv4 = ep->fabric->ipv4;
+    a.node_id = ep->fabric->node_id;
+    a.token = ep->fabric->token;
+    gal::address_encode(a, static_cast<uint8_t *>(buf));
+    *len = gal::address_bytes;
     return WEFT_PLUGIN_OK;
 }
 
@@ -261,10 +239,16 @@ int gal_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
     auto *p = new (std::nothrow) weft_fabric_peer{};
     if (!p)
         return WEFT_PLUGIN_ERR_NOMEM;
-    if (!address_decode(static_cast<const uint8_t *>(address), len, p)) {
+    gal::address a;
+    if (!gal::address_decode(static_cast<const uint8_t *>(address), len, a)) {
         delete p;
         return WEFT_PLUGIN_ERR_UNREACHABLE;
     }
+    p->slot = a.slot;
+    p->port = a.port;
+    p->ipv4 = a.ipv4;
+    p->node_id = a.node_id;
+    p->token = a.token;
     p->local = p->node_id == ep->fabric->node_id && !ep->fabric->force_tcp;
     std::lock_guard<std::mutex> g(ep->lock);
     p->prev = nullptr;

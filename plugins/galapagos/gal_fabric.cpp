@@ -358,7 +358,7 @@ int gal_query(weft_fabric_t *f, weft_fabric_caps_t *caps)
     all.max_message_size = SIZE_MAX / 2;
     all.inject_size = 0;
     all.eager_size = SIZE_MAX / 2; /* no rendezvous: the receiver buffers what is unexpected */
-    all.max_address_size = GAL_ADDRESS_BYTES;
+    all.max_address_size = gal::address_bytes;
     /* An older core passes a shorter struct: write nothing past its struct_size. */
     memcpy(caps, &all, caps->struct_size < sizeof all ? caps->struct_size : sizeof all);
     return WEFT_PLUGIN_OK;

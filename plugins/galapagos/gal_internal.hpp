@@ -30,8 +30,6 @@
 constexpr const char *GAL_PLUGIN_NAME = "galapagos";
 constexpr uint32_t GAL_MAX_SLOTS = 256;
 constexpr uint32_t GAL_MAX_CONNS = 1024;
-constexpr uint32_t GAL_ADDRESS_MAGIC = 0x4c414757u; /* "WGAL" little-endian */
-constexpr size_t GAL_ADDRESS_BYTES = 40;
 /* Sends queued behind a full socket per connection before tag_send answers AGAIN. */
 constexpr size_t GAL_SENDQ_MAX = 4096;
 

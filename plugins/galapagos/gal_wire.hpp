@@ -126,6 +126,47 @@ inline void handshake_decode(const uint8_t in[handshake_bytes], handshake &h)
     h.node_id = get_u64(in + 24);
 }
 
+/* An endpoint's address, as the bootstrap distributes it: 40 bytes, little-endian words.
+ *     word 0: magic "WGAL" [31:0], protocol version [47:32], endpoint slot [55:48]
+ *     word 1: TCP port [15:0], IPv4 address in network byte order [47:16]
+ *     word 2: node id;  word 3: the node's job token;  word 4: zero */
+constexpr uint32_t address_magic = 0x4c414757u; /* "WGAL" */
+constexpr size_t address_bytes = 40;
+
+struct address {
+    uint8_t slot = 0;
+    uint16_t port = 0;
+    uint32_t ipv4 = 0; /* network byte order */
+    uint64_t node_id = 0;
+    uint64_t token = 0;
+};
+
+inline void address_encode(const address &a, uint8_t out[address_bytes])
+{
+    put_u64(out, uint64_t(address_magic) | uint64_t(protocol_version) << 32 |
+                     uint64_t(a.slot) << 48);
+    put_u64(out + 8, uint64_t(a.port) | uint64_t(a.ipv4) << 16);
+    put_u64(out + 16, a.node_id);
+    put_u64(out + 24, a.token);
+    put_u64(out + 32, 0);
+}
+
+inline bool address_decode(const uint8_t *in, size_t len, address &a)
+{
+    if (len != address_bytes)
+        return false;
+    uint64_t w0 = get_u64(in), w1 = get_u64(in + 8);
+    if (uint32_t(w0) != address_magic || uint16_t(w0 >> 32) != protocol_version ||
+        (w0 >> 56) != 0 || (w1 >> 48) != 0 || get_u64(in + 32) != 0)
+        return false;
+    a.slot = uint8_t(w0 >> 48);
+    a.port = uint16_t(w1);
+    a.ipv4 = uint32_t(w1 >> 16);
+    a.node_id = get_u64(in + 16);
+    a.token = get_u64(in + 24);
+    return a.port != 0 && a.node_id != 0;
+}
+
 } // namespace gal
 
 #endif

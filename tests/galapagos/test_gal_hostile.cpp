@@ -1,0 +1,308 @@
+/* The Galapagos node against hostile and broken peers: connections without the job token,
+ * malformed handshakes, and malformed packets after a good handshake are refused or dropped,
+ * logged and counted, without a crash, and the node keeps serving its real peers.  The plugin
+ * is loaded by path (WEFT_GAL_PLUGIN) and driven through its ABI, as the core drives it; the
+ * hostile peer is a raw TCP socket speaking gal_wire.hpp's bytes. */
+#include <weft/plugin.h>
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gal_wire.hpp"
+
+namespace {
+
+std::mutex log_lock;
+std::vector<std::string> log_lines;
+
+void host_log(int, const char *, const char *message)
+{
+    std::lock_guard<std::mutex> g(log_lock);
+    log_lines.emplace_back(message);
+}
+
+int log_count(const char *needle)
+{
+    std::lock_guard<std::mutex> g(log_lock);
+    int n = 0;
+    for (auto &l : log_lines)
+        n += l.find(needle) != std::string::npos;
+    return n;
+}
+
+const weft_plugin_host_t host = {sizeof(weft_plugin_host_t), host_log, nullptr, nullptr};
+
+struct Completion {
+    std::atomic<int> calls{0};
+    weft_fabric_completion_t c{};
+};
+
+void on_complete(void *context, const weft_fabric_completion_t *c)
+{
+    auto *done = static_cast<Completion *>(context);
+    done->c = *c;
+    done->calls.fetch_add(1);
+}
+
+class Hostile : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        {
+            std::lock_guard<std::mutex> g(log_lock);
+            log_lines.clear();
+        }
+        setenv("WEFT_GALAPAGOS_ADDR", "127.0.0.1", 1);
+        setenv("WEFT_JOB_TOKEN", "hostile-test-token", 1);
+        /* Both endpoints in this process, but through the node's listener: the TCP path. */
+        setenv("WEFT_GALAPAGOS_LOOPBACK", "tcp", 1);
+        dl_ = dlopen(WEFT_GAL_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+        ASSERT_NE(dl_, nullptr) << dlerror();
+        auto *desc = static_cast<const weft_plugin_v1_t *>(dlsym(dl_, "weft_plugin_v1"));
+        ASSERT_NE(desc, nullptr);
+        ops_ = static_cast<const weft_fabric_ops_v1_t *>(desc->ops);
+        char why[256] = "";
+        ASSERT_EQ(ops_->init(&host, &fabric_, why, sizeof why), WEFT_PLUGIN_OK) << why;
+        weft_fabric_ep_attr_t attr{sizeof attr, 1, on_complete};
+        ASSERT_EQ(ops_->ep_open(fabric_, &attr, &a_), WEFT_PLUGIN_OK);
+        ASSERT_EQ(ops_->ep_open(fabric_, &attr, &b_), WEFT_PLUGIN_OK);
+        size_t len = sizeof b_address_;
+        ASSERT_EQ(ops_->ep_address(b_, b_address_, &len), WEFT_PLUGIN_OK);
+        ASSERT_TRUE(gal::address_decode(b_address_, len, b_addr_));
+        ASSERT_EQ(ops_->ep_connect(a_, b_address_, len, &a_to_b_), WEFT_PLUGIN_OK);
+    }
+
+    void TearDown() override
+    {
+        if (ops_) {
+            if (a_to_b_)
+                ops_->ep_disconnect(a_, a_to_b_);
+            if (a_)
+                ops_->ep_close(a_);
+            if (b_)
+                ops_->ep_close(b_);
+            if (fabric_)
+                ops_->finalize(fabric_);
+        }
+        if (dl_)
+            dlclose(dl_);
+        unsetenv("WEFT_GALAPAGOS_LOOPBACK");
+    }
+
+    /* A raw connection to b's node. */
+    int raw_connect()
+    {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_port = htons(b_addr_.port);
+        sa.sin_addr.s_addr = b_addr_.ipv4;
+        EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa), 0) << strerror(errno);
+        return fd;
+    }
+
+    void send_all(int fd, const void *p, size_t n)
+    {
+        ASSERT_EQ(send(fd, p, n, MSG_NOSIGNAL), ssize_t(n)) << strerror(errno);
+    }
+
+    void send_hello(int fd, uint64_t token, const char *magic = gal::hello_magic)
+    {
+        gal::handshake h{};
+        memcpy(h.magic, magic, 8);
+        h.version = gal::protocol_version;
+        h.token = token;
+        h.node_id = 0x0bad0bad0bad0badull;
+        uint8_t raw[gal::handshake_bytes];
+        gal::handshake_encode(h, raw);
+        send_all(fd, raw, sizeof raw);
+    }
+
+    /* True when the node answered the hello with a welcome. */
+    bool welcomed(int fd)
+    {
+        uint8_t raw[gal::handshake_bytes];
+        size_t got = 0;
+        while (got < sizeof raw) {
+            pollfd p{fd, POLLIN, 0};
+            if (poll(&p, 1, 10000) != 1)
+                return false;
+            ssize_t k = recv(fd, raw + got, sizeof raw - got, 0);
+            if (k <= 0)
+                return false;
+            got += size_t(k);
+        }
+        gal::handshake w;
+        gal::handshake_decode(raw, w);
+        return memcmp(w.magic, gal::welcome_magic, 8) == 0;
+    }
+
+    /* Progresses both endpoints until pred holds (10 s at most). */
+    template <class Pred> bool progress_until(Pred pred)
+    {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!pred()) {
+            if (std::chrono::steady_clock::now() > deadline)
+                return false;
+            ops_->ep_progress(a_);
+            ops_->ep_progress(b_);
+        }
+        return true;
+    }
+
+    /* The node still works: a message from a to b arrives whole. */
+    void expect_node_serves(uint64_t tag)
+    {
+        std::vector<uint8_t> out(20000), in(20000);
+        for (size_t i = 0; i < out.size(); ++i)
+            out[i] = uint8_t(i * 7 + tag);
+        Completion r, s;
+        ASSERT_EQ(ops_->tag_recv(b_, in.data(), in.size(), tag, 0, &r), WEFT_PLUGIN_OK);
+        ASSERT_EQ(ops_->tag_send(a_, a_to_b_, out.data(), out.size(), tag, &s), WEFT_PLUGIN_OK);
+        ASSERT_TRUE(progress_until([&] { return r.calls == 1 && s.calls == 1; }));
+        EXPECT_EQ(r.c.status, WEFT_PLUGIN_OK);
+        EXPECT_EQ(in, out);
+    }
+
+    /* Progresses until the node has logged needle (or 10 s). */
+    bool logged(const char *needle)
+    {
+        return progress_until([&] { return log_count(needle) > 0; });
+    }
+
+    void *dl_ = nullptr;
+    const weft_fabric_ops_v1_t *ops_ = nullptr;
+    weft_fabric_t *fabric_ = nullptr;
+    weft_fabric_ep_t *a_ = nullptr, *b_ = nullptr;
+    weft_fabric_peer_t *a_to_b_ = nullptr;
+    uint8_t b_address_[gal::address_bytes];
+    gal::address b_addr_;
+};
+
+uint64_t header(uint8_t dest, uint8_t src, uint16_t flits, uint8_t kind)
+{
+    gal::packet_header h;
+    h.dest = dest;
+    h.src = src;
+    h.flits = flits;
+    h.kind = kind;
+    return gal::header_encode(h);
+}
+
+TEST_F(Hostile, WrongTokenIsRefusedAndLogged)
+{
+    int fd = raw_connect();
+    send_hello(fd, b_addr_.token + 1);
+    EXPECT_FALSE(welcomed(fd)) << "a hello with the wrong token got a welcome";
+    EXPECT_TRUE(logged("wrong job token"));
+    close(fd);
+    expect_node_serves(1);
+}
+
+TEST_F(Hostile, BadMagicIsRefused)
+{
+    int fd = raw_connect();
+    send_hello(fd, b_addr_.token, "GET / HT");
+    EXPECT_FALSE(welcomed(fd));
+    EXPECT_TRUE(logged("bad magic"));
+    close(fd);
+    expect_node_serves(2);
+}
+
+TEST_F(Hostile, ShortHandshakeIsRefused)
+{
+    int fd = raw_connect();
+    send_all(fd, "WEFT", 4);
+    shutdown(fd, SHUT_WR);
+    EXPECT_FALSE(welcomed(fd));
+    EXPECT_TRUE(logged("no complete handshake"));
+    close(fd);
+    expect_node_serves(3);
+}
+
+struct BadFrame {
+    const char *name;
+    std::vector<uint64_t> flits; /* sent after a good handshake */
+    bool close_after;            /* then close the connection (a truncated frame) */
+    const char *logged;          /* what the node must say */
+};
+
+class HostileFrames : public Hostile, public ::testing::WithParamInterface<BadFrame> {};
+
+TEST_P(HostileFrames, AreDroppedAndLoggedWithoutACrash)
+{
+    const BadFrame &bad = GetParam();
+    int fd = raw_connect();
+    send_hello(fd, b_addr_.token);
+    ASSERT_TRUE(welcomed(fd));
+    uint8_t buf[8];
+    for (uint64_t w : bad.flits) {
+        gal::put_u64(buf, w);
+        send_all(fd, buf, 8);
+    }
+    if (bad.close_after)
+        shutdown(fd, SHUT_WR);
+    EXPECT_TRUE(logged(bad.logged)) << bad.name;
+    close(fd);
+    expect_node_serves(4);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Galapagos, HostileFrames,
+    ::testing::Values(
+        BadFrame{"reserved_bits", {uint64_t(1) << 50}, false, "reserved header bits"},
+        BadFrame{"unknown_kind", {header(0, 0, 0, 7)}, false, "unknown packet kind"},
+        BadFrame{"oversized", {uint64_t(2000)}, false, "above 1124 flits"},
+        BadFrame{"truncated", {header(0, 0, 10, gal::KIND_MSG_FIRST), 1, 2, 3}, true,
+                 "closed in the middle"},
+        BadFrame{"first_too_short", {header(0, 0, 1, gal::KIND_MSG_FIRST), 0}, false,
+                 "shorter than its two header flits"},
+        BadFrame{"first_size_mismatch", {header(0, 0, 3, gal::KIND_MSG_FIRST), 5, 64, 0},
+                 false, "does not match the message length"},
+        BadFrame{"orphan_continuation", {header(0, 0, 1, gal::KIND_MSG_NEXT), 0}, false,
+                 "without its message"}),
+    [](const ::testing::TestParamInfo<BadFrame> &i) { return std::string(i.param.name); });
+
+/* Packets the node cannot use but can skip whole (a raw Galapagos packet for a kernel it does
+ * not host, a message for an empty slot) leave the stream in step: a good message sent after
+ * them on the same raw connection is delivered. */
+TEST_F(Hostile, SkippablePacketsKeepTheStreamInStep)
+{
+    int fd = raw_connect();
+    send_hello(fd, b_addr_.token);
+    ASSERT_TRUE(welcomed(fd));
+    uint64_t value = 0x1122334455667788ull, got = 0;
+    Completion r;
+    ASSERT_EQ(ops_->tag_recv(b_, &got, 8, 0x77, 0, &r), WEFT_PLUGIN_OK);
+    std::vector<uint64_t> words = {
+        header(9, 1, 2, gal::KIND_RAW), 0xdead, 0xbeef,           /* raw packet */
+        header(200, 1, 3, gal::KIND_MSG_FIRST), 0x77, 8, value,    /* slot 200 is empty */
+        header(b_addr_.slot, 1, 3, gal::KIND_MSG_FIRST), 0x77, 8, value /* the good one */
+    };
+    std::vector<uint8_t> bytes(words.size() * 8);
+    for (size_t i = 0; i < words.size(); ++i)
+        gal::put_u64(bytes.data() + 8 * i, words[i]);
+    send_all(fd, bytes.data(), bytes.size());
+    ASSERT_TRUE(progress_until([&] { return r.calls == 1; }));
+    EXPECT_EQ(got, value);
+    EXPECT_EQ(log_count("raw Galapagos packet"), 1);
+    EXPECT_EQ(log_count("no endpoint in the destination slot"), 1);
+    close(fd);
+    expect_node_serves(5);
+}
+
+} // namespace
