@@ -47,8 +47,8 @@ void run_handler(am_kernel &k, const am_packet &p, const void *payload, uint64_t
         case WEFT_AM_H_EMPTY: return;
         case WEFT_AM_H_INCR: bump(k.counter); return;
         case WEFT_AM_H_ADD: bump(k.counter, p.args[0]); return;
-        case am_h_barrier_arrive: bump(k.barrier_arrivals); return;
-        case am_h_barrier_release: bump(k.barrier_releases); return;
+        case am_h_barrier: bump(k.barrier_arrivals); return;
+        case am_h_reserved: return;
         default: break;
     }
     const am_handler_entry &h = k.handlers[p.handler];

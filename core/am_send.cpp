@@ -91,9 +91,8 @@ int am_send(am_kernel &k, am_packet &p, const am_source &src, am_tx **waiter) {
     }
     if (k.ctx->shoal_compat && am_needs_ext(p))
         return fail(WEFT_ERR_UNSUPPORTED,
-                    "active message: it needs Weft's packet extensions (handler >= 16, a payload not a whole number of "
-                    "8-byte words or above 8192 bytes, strided, vectored or get), and the context was created with "
-                    "weft_am_shoal_compat=true");
+                    "active message: it needs Weft's packet extensions (handler >= 16, a payload above 8192 bytes, "
+                    "strided, vectored or get), and the context was created with weft_am_shoal_compat=true");
     if (rndv) k.rndv_seq = p.rndv_seq;
     if (!(p.type & am_reply)) p.token = k.token++;  // replies echo the request's token
     am_tx &h = am_tx_acquire(k);

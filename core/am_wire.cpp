@@ -73,16 +73,16 @@ bool am_needs_ext(const am_packet &p) {
     // miscounted there.
     if ((p.type & am_reply) && (p.type & am_async)) return true;
     if (k == am_kind_short) return p.payload_bytes != 0;
-    return p.payload_bytes % 8 != 0 || p.payload_bytes / 8 > 0xFFFF;
+    return p.payload_bytes > 0xFFFF;  // Shoal's size field: 16 bits of bytes
 }
 
 size_t am_encode(am_packet &p, void *out) {
     bool ext = am_needs_ext(p);
     p.type = static_cast<uint8_t>(ext ? (p.type | am_ext) : (p.type & ~am_ext));
     auto *w = static_cast<uint64_t *>(out);
-    uint64_t words = ext ? 0 : p.payload_bytes / 8;
+    uint64_t size = ext ? 0 : p.payload_bytes;
     w[0] = uint64_t{p.type} | (uint64_t{p.src & 0xFFFF} << 8) | (uint64_t{p.dst & 0xFFFF} << 24) |
-           ((words & 0xFFFF) << 40) | (uint64_t{p.handler & 0xF} << 56) | (uint64_t{p.nargs & 0xF} << 60);
+           ((size & 0xFFFF) << 40) | (uint64_t{p.handler & 0xF} << 56) | (uint64_t{p.nargs & 0xF} << 60);
     w[1] = uint64_t{p.token} << 48;
     size_t n = 2;
     if (ext)
@@ -131,7 +131,7 @@ am_wire_error am_decode(const void *buf, size_t len, am_packet &p) {
     p.type = static_cast<uint8_t>(bits(w[0], 0, 8));
     p.src = static_cast<uint32_t>(bits(w[0], 8, 16));
     p.dst = static_cast<uint32_t>(bits(w[0], 24, 16));
-    uint64_t words = bits(w[0], 40, 16);
+    uint64_t size = bits(w[0], 40, 16);
     p.handler = static_cast<unsigned>(bits(w[0], 56, 4));
     p.nargs = static_cast<unsigned>(bits(w[0], 60, 4));
     p.token = static_cast<uint16_t>(bits(w[1], 48, 16));
@@ -144,7 +144,7 @@ am_wire_error am_decode(const void *buf, size_t len, am_packet &p) {
     if (p.type & am_ext) {
         if (nwords < 3) return am_wire_error::truncated;
         uint64_t e = w[n++];
-        if (words != 0 || bits(e, 0, 4) != p.handler) return am_wire_error::bad_reserved;
+        if (size != 0 || bits(e, 0, 4) != p.handler) return am_wire_error::bad_reserved;
         p.handler = static_cast<unsigned>(bits(e, 0, 8));
         p.ext_flags = static_cast<uint8_t>(bits(e, 8, 8));
         p.rndv_seq = static_cast<uint16_t>(bits(e, 16, 16));
@@ -152,7 +152,7 @@ am_wire_error am_decode(const void *buf, size_t len, am_packet &p) {
         if ((p.ext_flags & ~(am_ext_get | am_ext_rndv)) != 0) return am_wire_error::bad_reserved;
     } else {
         if (k == am_kind_strided || k == am_kind_vectored) return am_wire_error::bad_type;
-        p.payload_bytes = words * 8;
+        p.payload_bytes = size;
     }
     if (p.nargs > am_max_args) return am_wire_error::too_many_args;  // 4 bits: never, kept for clarity
     bool get = p.is_get();

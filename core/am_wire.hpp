@@ -2,7 +2,7 @@
 // model.  A packet is a sequence of little-endian 64-bit words:
 //
 //   word 0  Shoal's header: type [7:0], src kernel [23:8], dst kernel [39:24],
-//           payload size in 8-byte words [55:40], handler [59:56], nargs [63:60]
+//           payload size in bytes [55:40], handler [59:56], nargs [63:60]
 //   word 1  token [63:48]; bits [47:0] zero
 //   word 2  only when type has am_ext (a Weft extension, never sent to a Shoal-limited peer):
 //           handler [7:0] (all 8 bits), ext flags [15:8], rendezvous sequence [31:16],

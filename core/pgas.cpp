@@ -196,7 +196,7 @@ struct am_call {
 
 // What every message and reply checks of its handler and arguments.
 int check_handler_args(const char *fn, unsigned handler, const uint64_t *args, unsigned nargs) {
-    if (handler >= WEFT_AM_MAX_HANDLERS || handler == am_h_barrier_arrive || handler == am_h_barrier_release)
+    if (handler >= WEFT_AM_MAX_HANDLERS || handler == am_h_barrier || handler == am_h_reserved)
         return fail(WEFT_ERR_ARG, "%s: handler %u is not 0..2 or %d..%d", fn, handler, WEFT_AM_HANDLER_FIRST,
                     WEFT_AM_MAX_HANDLERS - 1);
     if (nargs > WEFT_AM_MAX_ARGS) return fail(WEFT_ERR_ARG, "%s: %u arguments; at most %d", fn, nargs, WEFT_AM_MAX_ARGS);
@@ -453,38 +453,42 @@ extern "C" int weft_am_wait_replies(weft_pgas h, size_t n) {
     return WEFT_SUCCESS;
 }
 
-// Shoal's barrier: every kernel tells kernel 0, which releases them all once all arrived.
+// Shoal's barrier, message for message, so software and hardware kernels (a GAScore) can share
+// one: every other kernel sends kernel 0 a Short with H_INCR_BAR (3) and waits for its release,
+// a Short with H_INCR_BAR from kernel 0 once all arrived.  None is ASYNC: each earns an automatic
+// reply, and the barrier waits for its own (Shoal's wait_reply), so no reply is left over.
 extern "C" int weft_pgas_barrier(weft_pgas h) {
     am_kernel *k;
     if (int rc = check_kernel("weft_pgas_barrier", h, k)) return rc;
     if (int rc = not_in_handler("weft_pgas_barrier")) return rc;
     pgas_ctx &x = *k->ctx;
-    auto signal = [&](uint32_t dst, unsigned handler) {
+    auto signal = [&](uint32_t dst) {
         am_call call;
         call.k = k;
-        call.p.type = am_kind_short | am_async;
+        call.p.type = am_kind_short;
         call.p.dst = dst;
-        call.p.handler = handler;
+        call.p.handler = am_h_barrier;
         return send("weft_pgas_barrier", call, am_source{});
     };
-    if (k->id == 0) {
-        uint64_t others = x.nkernels - 1;
-        if (int rc = kernel_wait("weft_pgas_barrier", *k, [&] { return k->barrier_arrivals.load(std::memory_order_acquire) >= others; }))
+    auto wait_consume = [&](std::atomic<uint64_t> &counter, uint64_t n) -> int {
+        if (int rc = kernel_wait("weft_pgas_barrier", *k, [&] { return counter.load(std::memory_order_acquire) >= n; }))
             return rc;
         k->v->enter();
-        consume(k->barrier_arrivals, others);
+        consume(counter, n);
         k->v->leave();
-        for (uint32_t dst = 1; dst < x.nkernels; ++dst)
-            if (int rc = signal(dst, am_h_barrier_release)) return rc;
         return WEFT_SUCCESS;
+    };
+    uint64_t others = x.nkernels - 1;
+    if (k->id == x.root_kernel) {
+        if (int rc = wait_consume(k->barrier_arrivals, others)) return rc;
+        for (uint32_t dst = 0; dst < x.nkernels; ++dst)
+            if (dst != k->id)
+                if (int rc = signal(dst)) return rc;
+        return wait_consume(k->replies, others);
     }
-    if (int rc = signal(0, am_h_barrier_arrive)) return rc;
-    if (int rc = kernel_wait("weft_pgas_barrier", *k, [&] { return k->barrier_releases.load(std::memory_order_acquire) >= 1; }))
-        return rc;
-    k->v->enter();
-    consume(k->barrier_releases, 1);
-    k->v->leave();
-    return WEFT_SUCCESS;
+    if (int rc = signal(x.root_kernel)) return rc;
+    if (int rc = wait_consume(k->barrier_arrivals, 1)) return rc;
+    return wait_consume(k->replies, 1);
 }
 
 extern "C" int weft_pgas_bad_packets(weft_pgas h, uint64_t *count) {

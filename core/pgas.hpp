@@ -78,8 +78,7 @@ struct am_kernel {
     // read-modify-write (store(load() + 1)) keep the stream path free of locked instructions.
     std::atomic<uint64_t> replies{0};
     std::atomic<uint64_t> counter{0};
-    std::atomic<uint64_t> barrier_arrivals{0};
-    std::atomic<uint64_t> barrier_releases{0};
+    std::atomic<uint64_t> barrier_arrivals{0};  // H_INCR_BAR: arrivals at the root, releases elsewhere
     std::atomic<uint64_t> bad_packets{0};
 
     am_kernel *next_on_vci = nullptr;
@@ -93,13 +92,15 @@ struct pgas_ctx {
     bool shoal_compat = false;
     size_t max_long = 0;
     uint32_t nkernels = 0;
+    uint32_t root_kernel = 0;  // the barrier's root: kernel 0
     std::vector<int> kernel_rank;       // kernel id -> rank in c
     std::vector<uint8_t> kernel_index;  // kernel id -> stream index at that rank
     std::vector<std::shared_ptr<am_kernel>> kernels;  // local ones, by local index
 };
 
-// Handler built-ins (Shoal's numbers).
-enum : unsigned { am_h_barrier_arrive = 3, am_h_barrier_release = 4 };
+// Handler built-ins (Shoal's numbers): H_INCR_BAR counts barrier signals; 4 (Shoal's H_WAIT)
+// is reserved and does nothing.
+enum : unsigned { am_h_barrier = 3, am_h_reserved = 4 };
 
 // Sends p (header fields set by the caller) from kernel k; payload from `contig` or gathered
 // from k's segment.  Caller holds k.v.  waiter: set when the caller must wait for a

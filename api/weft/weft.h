@@ -408,8 +408,9 @@ typedef int weft_pgas;
 #define WEFT_AM_MAX_ARGS 15       /* 64-bit handler arguments per message */
 #define WEFT_AM_MAX_HANDLERS 256  /* handler indices 0..255 */
 #define WEFT_AM_MAX_VECTOR 16     /* pieces per side of a vectored Long */
-/* Built-in handlers, with Shoal's numbers.  3 and 4 are the barrier's and cannot be sent or
- * registered; user handlers are WEFT_AM_HANDLER_FIRST..255. */
+/* Built-in handlers, with Shoal's numbers.  3 (H_INCR_BAR) is the barrier's and 4 (Shoal's
+ * H_WAIT) is reserved: neither can be sent or registered; user handlers are
+ * WEFT_AM_HANDLER_FIRST..255. */
 #define WEFT_AM_H_EMPTY 0  /* does nothing: a message wanted only for its data and reply */
 #define WEFT_AM_H_INCR 1   /* adds 1 to the target kernel's counter (weft_pgas_wait_counter) */
 #define WEFT_AM_H_ADD 2    /* adds args[0] to the target kernel's counter */
@@ -476,7 +477,9 @@ WEFT_API int weft_pgas_segment(weft_pgas kernel, void **base, size_t *size);
 WEFT_API int weft_pgas_progress(weft_pgas kernel);
 /* Waits until the kernel's counter reaches value, then subtracts value. */
 WEFT_API int weft_pgas_wait_counter(weft_pgas kernel, uint64_t value);
-/* Every kernel of the context calls it; returns once all have.  Does not wait for replies. */
+/* Every kernel of the context calls it; returns once all have.  Shoal's barrier, message for
+ * message (hardware kernels can take part): it waits for the replies of its own messages only,
+ * not for those of earlier ones. */
 WEFT_API int weft_pgas_barrier(weft_pgas kernel);
 /* Packets dropped because they failed validation (bad header, size or bounds). */
 WEFT_API int weft_pgas_bad_packets(weft_pgas kernel, uint64_t *count);

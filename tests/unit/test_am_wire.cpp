@@ -157,7 +157,7 @@ TEST(AmWireLayout, LongFifoExampleWords) {
     // docs/pgas-wire.md shows these words.
     Message m = long_fifo_example();
     ASSERT_EQ(m.len, 7u * 8);
-    EXPECT_EQ(m.wire[0], 0x2500020002000114u);
+    EXPECT_EQ(m.wire[0], 0x2500100002000114u);
     EXPECT_EQ(m.wire[1], 0x0007000000000000u);
     EXPECT_EQ(m.wire[2], 0x100u);
     EXPECT_EQ(m.wire[3], 0x11u);
@@ -189,7 +189,7 @@ TEST(AmWireLayout, EachShoalFieldAtItsBits) {
         {0, 0xFFFF, 0, 0, 0, 0, 0x000000FFFF000000u | am_kind_medium, 0},
         {0, 0, 15, 0, 0, 0, 0x0F00000000000000u | am_kind_medium, 0},
         {0, 0, 0, 15, 0, 0, 0xF000000000000000u | am_kind_medium, 0},
-        {0, 0, 0, 0, 1024, 0, 0x0004000000000000u | am_kind_medium, 0},
+        {0, 0, 0, 0, 1024, 0, 0x0020000000000000u | am_kind_medium, 0},  // 8192 bytes
         {0, 0, 0, 0, 0, 0xFFFF, am_kind_medium, 0xFFFF000000000000u},
     };
     for (const Case &c : cases) {
@@ -266,11 +266,11 @@ TEST(AmWireShoalForm, NeedsExtension) {
     EXPECT_FALSE(needs(am_kind_medium | am_fifo, 5, 0));
     EXPECT_FALSE(needs(am_kind_medium | am_fifo, 5, 8));
     EXPECT_FALSE(needs(am_kind_medium, 5, am_max_inline));
-    EXPECT_TRUE(needs(am_kind_medium, 5, 12));  // not a whole number of words
-    EXPECT_TRUE(needs(am_kind_medium, 5, 1));
+    EXPECT_FALSE(needs(am_kind_medium, 5, 12));  // sizes are in bytes, as in Shoal
+    EXPECT_FALSE(needs(am_kind_medium, 5, 1));
     EXPECT_FALSE(needs(am_kind_long | am_fifo, 5, 64));
-    EXPECT_FALSE(needs(am_kind_long | am_async, 5, 8 * 0xFFFF));  // fits the 16-bit word count
-    EXPECT_TRUE(needs(am_kind_long, 5, 8 * 0x10000));
+    EXPECT_FALSE(needs(am_kind_long | am_async, 5, 0xFFFF));  // fits the 16-bit byte count
+    EXPECT_TRUE(needs(am_kind_long, 5, 0x10000));
     EXPECT_TRUE(needs(am_kind_long, 5, 64, am_ext_rndv));
     EXPECT_TRUE(needs(am_kind_long, 5, 64, am_ext_get));
     EXPECT_TRUE(needs(am_kind_strided, 5, 64));
@@ -321,7 +321,7 @@ TEST(AmWireRoundTrip, Medium) {
             m.payload = pattern(bytes);
             m.p.payload_bytes = bytes;
             m.encode();
-            bool ext = bytes % 8 != 0 || handler >= 16;
+            bool ext = handler >= 16;
             EXPECT_EQ(m.len, 16 + (ext ? 8 : 0) + 24 + (bytes + 7) / 8 * 8) << bytes;
             expect_round_trip(m);
         }
@@ -554,19 +554,19 @@ TEST(AmWireReject, ReservedBits) {
 TEST(AmWireReject, SizeMismatches) {
     // Short with a payload size.
     EXPECT_EQ(decode({am_kind_short | uint64_t{1} << 40, 0, 0}), am_wire_error::bad_size);
-    // Medium that says 3 words and carries 2, or 1.
+    // Medium that says 17 bytes and carries two words, or says 8 and carries two.
     Message m;
     m.p = header(am_kind_medium, 0, 1, 5, 0);
     m.payload = pattern(16);
     m.encode();
     std::vector<uint64_t> w = words_of(m);
     w[0] += uint64_t{1} << 40;
-    EXPECT_NE(decode(w), am_wire_error::ok);
-    w[0] -= uint64_t{2} << 40;
+    EXPECT_EQ(decode(w), am_wire_error::bad_size);
+    w[0] -= uint64_t{9} << 40;
     EXPECT_EQ(decode(w), am_wire_error::bad_size);
     // Extended Medium whose byte count is 9 while one word follows (needs two).
     Message x;
-    x.p = header(am_kind_medium, 0, 1, 5, 0);
+    x.p = header(am_kind_medium, 0, 1, 16, 0);  // handler 16: extended
     x.payload = pattern(7);
     x.encode();
     std::vector<uint64_t> xw = words_of(x);

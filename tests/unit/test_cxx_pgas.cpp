@@ -486,7 +486,7 @@ TEST(CxxPgas, ShoalCompatRefusesExtensions) {
     int calls = 0;
     p.register_handler(h_user, [&](const weft::AmMessage &) { ++calls; });
     p.register_handler(16, [&](const weft::AmMessage &) { ++calls; });
-    // Shoal-form: handler < 16, whole words.
+    // Shoal-form: handler < 16, at most 8192 bytes.
     const std::array<uint64_t, 8> words{};
     p.medium(0, h_user, {}, std::span(words));
     p.wait_replies(1);
@@ -501,11 +501,12 @@ TEST(CxxPgas, ShoalCompatRefusesExtensions) {
     };
     EXPECT_TRUE(refused([&] { p.short_am(0, 16); }));
     const std::array<std::byte, 12> odd{};
-    EXPECT_TRUE(refused([&] { p.medium(0, h_user, {}, std::span(odd)); }));
+    EXPECT_FALSE(refused([&] { p.medium(0, h_user, {}, std::span(odd)); }));  // bytes, as Shoal
+    p.wait_replies(1);
     EXPECT_TRUE(refused([&] { p.get_long(0, WEFT_AM_H_EMPTY, {}, 0, 8, 64); }));
     const weft_am_stride s{0, 16, 8, 2}, d{64, 8, 8, 2};
     EXPECT_TRUE(refused([&] { p.long_strided(0, h_user, {}, s, d); }));
     std::vector<std::byte> large(16 * 1024);
     EXPECT_TRUE(refused([&] { p.long_am(0, h_user, {}, std::span(large), 0); }));
-    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(calls, 2);
 }
