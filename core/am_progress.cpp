@@ -191,11 +191,29 @@ const char *handle_packet(am_kernel &k, const uint64_t *buf, size_t len, uint64_
     pgas_ctx &x = *k.ctx;
     if (p.dst != k.id) return "addressed to another kernel";
     int src_rank = match_source(tag), src_index = match_index(tag);
-    if (src_rank >= x.c->size) return "from a rank outside the communicator";
-    uint32_t first = x.c->remote_offset[static_cast<size_t>(src_rank)];
-    if (first + static_cast<uint32_t>(src_index) >= x.c->remote_offset[static_cast<size_t>(src_rank) + 1] ||
-        p.src != first + static_cast<uint32_t>(src_index))
-        return "its source kernel is not the sender";
+    bool from_hardware = static_cast<uint32_t>(src_rank) == am_hw_rank;
+    if (from_hardware) {
+        // The fabric names the sending kernel itself (kernel_bind's tag).
+        if (!x.is_hardware(static_cast<uint32_t>(src_index)) || p.src != static_cast<uint32_t>(src_index))
+            return "its source kernel is not the hardware kernel that sent it";
+        if (p.ext_flags != 0) return "a hardware kernel sent Weft's extensions";
+    } else {
+        if (src_rank >= x.c->size) return "from a rank outside the communicator";
+        uint32_t first = x.c->remote_offset[static_cast<size_t>(src_rank)];
+        if (first + static_cast<uint32_t>(src_index) >= x.c->remote_offset[static_cast<size_t>(src_rank) + 1] ||
+            p.src != x.id_of[first + static_cast<uint32_t>(src_index)])
+            return "its source kernel is not the sender";
+    }
+    if (from_hardware && p.kind() == am_kind_long && (p.type & am_async) && !(p.type & am_reply)) {
+        // Maybe the answer to a Shoal get: the GAScore sends it as a plain ASYNC Long with the
+        // get's token.  Then it is this kernel's reply, as Weft's own get answers are.
+        for (auto it = k.shoal_gets.begin(); it != k.shoal_gets.end(); ++it)
+            if (it->first == p.src && it->second == p.token) {
+                k.shoal_gets.erase(it);
+                p.type = static_cast<uint8_t>((p.type & ~am_async) | am_reply);
+                break;
+            }
+    }
     if (p.is_get()) {
         // The handler runs on the requester when the data arrives; here only the source matters.
         if (!am_check_bounds(p, x.segment_size)) return "a region lies outside the segment";

@@ -38,6 +38,20 @@ int am_post_send(am_kernel &k, uint32_t dst, const void *buf, size_t len, uint32
     comm &c = *x.c;
     int rank = x.kernel_rank[dst];
     int index = x.kernel_index[dst];
+    if (rank < 0) {
+        // A hardware kernel: one raw packet, routed by kernel id.
+        r.complete.store(false, std::memory_order_relaxed);
+        r.fabric_status = WEFT_PLUGIN_OK;
+        r.endpoint = k.v;
+        vci &v = *k.v;
+        int rc;
+        while ((rc = v.ops->kernel_send(v.ep, dst, k.id, buf, len, &r)) == WEFT_PLUGIN_ERR_AGAIN)
+            v.ops->ep_progress(v.ep);
+        if (rc != WEFT_PLUGIN_OK)
+            return fail(plugin_error(rc), "active message to hardware kernel %u: the fabric refused it (code %d)", dst,
+                        rc);
+        return WEFT_SUCCESS;
+    }
     weft_fabric_peer_t *peer = nullptr;
     if (int rc = comm_peer(c, k.li, rank, index, &peer)) return rc;
     uint64_t bits = match_bits(x.context, static_cast<uint32_t>(k.li), static_cast<uint32_t>(c.rank),
@@ -81,14 +95,44 @@ am_tx &am_tx_acquire(am_kernel &k) {
     }
 }
 
+namespace {
+
+// A get from a hardware kernel, in Shoal's form (a GAScore does not parse Weft's).
+int am_send_shoal_get(am_kernel &k, am_packet &p) {
+    if (p.kind() != am_kind_long || p.handler >= 16 || p.payload_bytes > am_max_inline)
+        return fail(WEFT_ERR_UNSUPPORTED,
+                    "get from hardware kernel %u: only Long gets of at most %zu bytes to handlers below 16 exist in "
+                    "Shoal's format",
+                    p.dst, am_max_inline);
+    p.token = k.token++;
+    am_tx &h = am_tx_acquire(k);
+    size_t len = am_encode_shoal_get(p, h.buf);
+    k.shoal_gets.emplace_back(p.dst, p.token);
+    if (int rc = am_post_send(k, p.dst, h.buf, len, 0, h.r)) {
+        k.shoal_gets.pop_back();
+        return rc;
+    }
+    h.busy = true;
+    return WEFT_SUCCESS;
+}
+
+}  // namespace
+
 int am_send(am_kernel &k, am_packet &p, const am_source &src, am_tx **waiter) {
     p.src = k.id;
+    bool to_hardware = k.ctx->is_hardware(p.dst);
+    if (to_hardware && p.is_get()) return am_send_shoal_get(k, p);
     bool has_payload = !p.is_get() && p.kind() != am_kind_short && p.payload_bytes != 0;
     bool rndv = has_payload && p.payload_bytes > am_max_inline;
     if (rndv) {
         p.ext_flags |= am_ext_rndv;
         p.rndv_seq = static_cast<uint16_t>(k.rndv_seq % am_seq_mask + 1);
     }
+    if (to_hardware && am_needs_ext(p))
+        return fail(WEFT_ERR_UNSUPPORTED,
+                    "active message to hardware kernel %u: it needs Weft's packet extensions (handler >= 16, a "
+                    "payload above 8192 bytes, strided, vectored, or a handler's reply), which a GAScore cannot parse",
+                    p.dst);
     if (k.ctx->shoal_compat && am_needs_ext(p))
         return fail(WEFT_ERR_UNSUPPORTED,
                     "active message: it needs Weft's packet extensions (handler >= 16, a payload above 8192 bytes, "

@@ -123,6 +123,17 @@ size_t am_encode(am_packet &p, void *out) {
     return len;
 }
 
+size_t am_encode_shoal_get(const am_packet &p, void *out) {
+    auto *w = static_cast<uint64_t *>(out);
+    w[0] = uint64_t{am_kind_long | am_reply} | (uint64_t{p.src & 0xFFFF} << 8) | (uint64_t{p.dst & 0xFFFF} << 24) |
+           ((p.payload_bytes & 0xFFFF) << 40) | (uint64_t{p.handler & 0xF} << 56) | (uint64_t{p.nargs & 0xF} << 60);
+    w[1] = uint64_t{p.token} << 48;
+    w[2] = p.src_offset;
+    w[3] = p.dst_offset;
+    for (unsigned i = 0; i < p.nargs; ++i) w[4 + i] = p.args[i];
+    return (4 + p.nargs) * 8;
+}
+
 am_wire_error am_decode(const void *buf, size_t len, am_packet &p) {
     const auto *w = static_cast<const uint64_t *>(buf);
     if (len < 16 || len % 8 != 0) return am_wire_error::truncated;

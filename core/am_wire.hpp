@@ -105,6 +105,10 @@ bool am_check_bounds(const am_packet &p, uint64_t seg_size);
 // the caller to fill (the last payload_bytes rounded up to 8 of the packet).  Sets am_ext in p.type when a field does not fit
 // Shoal's header or the message is a Weft extension.  Returns the packet length.
 size_t am_encode(am_packet &p, void *out);
+// Shoal's own Long get request, which a GAScore answers by turning it around into an ASYNC
+// Long from its memory: Long + REPLY, header size = the bytes wanted, token, the target's source
+// offset, the requester's destination offset, arguments.  Returns the packet length.
+size_t am_encode_shoal_get(const am_packet &p, void *out);
 // Whether p must carry the extension word (a Shoal-limited peer cannot parse it).
 bool am_needs_ext(const am_packet &p);
 

@@ -42,7 +42,10 @@ bool is_plugin_file_name(const std::string &file, std::string &name) {
 // Size of the fabric ops table as defined by each minor version of ABI 1, so that a plugin
 // built against an older header is never read past the end of its table.
 size_t fabric_ops_size_for_minor(uint32_t minor) {
-    static const size_t sizes[] = {sizeof(weft_fabric_ops_v1_t)};  // minor 0
+    static const size_t sizes[] = {
+        offsetof(weft_fabric_ops_v1_t, kernel_table),  // minor 0: up to ep_arm
+        sizeof(weft_fabric_ops_v1_t),                  // minor 1: + the global-kernel operations
+    };
     constexpr uint32_t known = sizeof(sizes) / sizeof(sizes[0]);
     return minor < known ? sizes[minor] : sizeof(weft_fabric_ops_v1_t);
 }

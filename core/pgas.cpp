@@ -9,6 +9,7 @@
 #include "error.hpp"
 #include "handle.hpp"
 #include "info.hpp"
+#include "match.hpp"
 #include "runtime.hpp"
 
 namespace weft {
@@ -35,7 +36,7 @@ int make_kernel(pgas_ctx &x, size_t li, std::shared_ptr<am_kernel> &out) {
     k->li = li;
     k->v = c.local[li];
     k->s = c.local_streams[li];
-    k->id = c.remote_offset[static_cast<size_t>(c.rank)] + static_cast<uint32_t>(li);
+    k->id = x.id_of[c.remote_offset[static_cast<size_t>(c.rank)] + li];
     size_t seg = round_up(x.segment_size == 0 ? 1 : x.segment_size, 64);
     k->segment = static_cast<char *>(std::aligned_alloc(64, seg));
     size_t packets = size_t{am_rx_slots + am_tx_slots} * am_max_packet;
@@ -58,12 +59,25 @@ int make_kernel(pgas_ctx &x, size_t li, std::shared_ptr<am_kernel> &out) {
     return WEFT_SUCCESS;
 }
 
+// Packets hardware kernels send this kernel arrive through the fabric's kernel binding, as
+// messages from rank am_hw_rank with the sender's kernel id as the stream index.
+int bind_kernel(am_kernel &k) {
+    vci &v = *k.v;
+    uint64_t base = match_bits(k.ctx->context, 0, am_hw_rank, static_cast<uint32_t>(k.li) << am_tag_shift);
+    int rc = v.ops->kernel_bind(v.ep, k.id, base, match_index_shift);
+    if (rc != WEFT_PLUGIN_OK)
+        return fail(plugin_error(rc), "weft_pgas_create: the fabric cannot deliver kernel %u's packets (code %d; "
+                    "are the hardware nodes of WEFT_GALAPAGOS_CLUSTER running?)", k.id, rc);
+    return WEFT_SUCCESS;
+}
+
 // Posts the kernel's receives and links it to its endpoint.
 int start_kernel(am_kernel &k) {
     vci &v = *k.v;
     v.enter();
     int rc = WEFT_SUCCESS;
     for (unsigned i = 0; i < am_rx_slots && rc == WEFT_SUCCESS; ++i) rc = am_post_rx(k, k.rx[i]);
+    if (rc == WEFT_SUCCESS && k.ctx->has_hardware) rc = bind_kernel(k);
     if (rc == WEFT_SUCCESS) {
         k.next_on_vci = v.am;
         v.am = &k;
@@ -76,6 +90,7 @@ int start_kernel(am_kernel &k) {
 void stop_kernel(am_kernel &k, bool linked) {
     vci &v = *k.v;
     v.enter();
+    if (linked && k.ctx->has_hardware) v.ops->kernel_unbind(v.ep, k.id);
     if (linked)
         for (am_kernel **p = &v.am; *p != nullptr; p = &(*p)->next_on_vci)
             if (*p == &k) {
@@ -288,6 +303,74 @@ int to_stride(const char *fn, const char *what, const am_call &call, const weft_
 
 using namespace weft;
 
+namespace {
+
+// Kernel ids: rank-major over the communicator, unless the fabric has a cluster description
+// (a Galapagos cluster file), which numbers every kernel, software and hardware, itself.  Its
+// software kernels of each process are that process's local kernels in id order.
+int layout_kernels(pgas_ctx &x) {
+    comm &c = *x.c;
+    for (int r = 0; r < c.size; ++r)
+        for (uint32_t i = c.remote_offset[static_cast<size_t>(r)]; i < c.remote_offset[static_cast<size_t>(r) + 1]; ++i) {
+            x.kernel_rank.push_back(r);
+            x.kernel_index.push_back(static_cast<uint8_t>(i - c.remote_offset[static_cast<size_t>(r)]));
+            x.id_of.push_back(i);
+        }
+    const weft_fabric_ops_v1_t &ops = rt().fabric.plugin.fabric_ops;
+    size_t count = 0;
+    if (ops.kernel_table == nullptr || ops.kernel_table(rt().fabric.fabric, nullptr, 0, &count) != WEFT_PLUGIN_OK ||
+        count == 0)
+        return WEFT_SUCCESS;
+    std::vector<weft_fabric_kernel_t> table(count);
+    if (ops.kernel_table(rt().fabric.fabric, table.data(), count, &count) != WEFT_PLUGIN_OK || count != table.size())
+        return fail(WEFT_ERR_INTERNAL, "weft_pgas_create: the fabric's kernel table changed while read");
+    for (size_t i = 0; i < count; ++i)
+        if (table[i].id != i)
+            return fail(WEFT_ERR_ARG, "weft_pgas_create: the cluster file (WEFT_GALAPAGOS_CLUSTER) must number its "
+                        "kernels 0..%zu without gaps; kernel %zu is missing", count - 1, i);
+    std::vector<int> comm_rank_of_world(static_cast<size_t>(rt().world_size), -1);
+    for (int r = 0; r < c.size; ++r) comm_rank_of_world[static_cast<size_t>(c.world_ranks[static_cast<size_t>(r)])] = r;
+    std::vector<int> rank(count, -1);
+    std::vector<uint8_t> index(count, 0);
+    std::vector<uint32_t> id_of(x.id_of.size(), 0), seen(static_cast<size_t>(c.size), 0);
+    bool hardware = false;
+    for (size_t id = 0; id < count; ++id) {
+        int w = table[id].world_rank;
+        if (w < 0) {
+            hardware = true;
+            continue;
+        }
+        int r = w < rt().world_size ? comm_rank_of_world[static_cast<size_t>(w)] : -1;
+        if (r < 0)
+            return fail(WEFT_ERR_ARG, "weft_pgas_create: the cluster file (WEFT_GALAPAGOS_CLUSTER) puts kernel %zu on "
+                        "world rank %d, which is not in the communicator", id, w);
+        uint32_t have = c.remote_offset[static_cast<size_t>(r) + 1] - c.remote_offset[static_cast<size_t>(r)];
+        uint32_t li = seen[static_cast<size_t>(r)]++;
+        if (li >= have)
+            return fail(WEFT_ERR_ARG, "weft_pgas_create: the cluster file (WEFT_GALAPAGOS_CLUSTER) gives rank %d more "
+                        "kernels than the %u it attached", r, have);
+        rank[id] = r;
+        index[id] = static_cast<uint8_t>(li);
+        id_of[c.remote_offset[static_cast<size_t>(r)] + li] = static_cast<uint32_t>(id);
+    }
+    for (int r = 0; r < c.size; ++r) {
+        uint32_t have = c.remote_offset[static_cast<size_t>(r) + 1] - c.remote_offset[static_cast<size_t>(r)];
+        if (seen[static_cast<size_t>(r)] != have)
+            return fail(WEFT_ERR_ARG, "weft_pgas_create: the cluster file (WEFT_GALAPAGOS_CLUSTER) gives rank %d %u "
+                        "kernel(s); it attached %u", r, seen[static_cast<size_t>(r)], have);
+    }
+    x.nkernels = static_cast<uint32_t>(count);
+    x.kernel_rank = std::move(rank);
+    x.kernel_index = std::move(index);
+    x.id_of = std::move(id_of);
+    x.has_hardware = hardware;
+    // A GAScore takes Shoal's packets only: no rendezvous, so a Long fits one packet.
+    if (hardware) x.max_long = std::min(x.max_long, am_max_inline);
+    return WEFT_SUCCESS;
+}
+
+}  // namespace
+
 extern "C" int weft_pgas_create(weft_comm handle, size_t segment_size, weft_info info, weft_pgas *out) {
     if (int rc = runtime_check("weft_pgas_create")) return rc;
     if (out == nullptr) return fail(WEFT_ERR_ARG, "weft_pgas_create: pgas must not be NULL");
@@ -321,11 +404,7 @@ extern "C" int weft_pgas_create(weft_comm handle, size_t segment_size, weft_info
     else if (c.local.empty())
         rc = fail(WEFT_ERR_STREAM, "weft_pgas_create: this process attached no stream to the multiplex communicator, "
                                    "so it has no kernel");
-    for (int r = 0; r < c.size && rc == WEFT_SUCCESS; ++r)
-        for (uint32_t i = c.remote_offset[static_cast<size_t>(r)]; i < c.remote_offset[static_cast<size_t>(r) + 1]; ++i) {
-            x->kernel_rank.push_back(r);
-            x->kernel_index.push_back(static_cast<uint8_t>(i - c.remote_offset[static_cast<size_t>(r)]));
-        }
+    if (rc == WEFT_SUCCESS) rc = layout_kernels(*x);
     for (size_t li = 0; li < c.local.size() && rc == WEFT_SUCCESS; ++li) {
         std::shared_ptr<am_kernel> k;
         rc = make_kernel(*x, li, k);

@@ -26,6 +26,9 @@ constexpr unsigned am_rx_slots = 32;
 constexpr unsigned am_tx_slots = 64;
 constexpr uint32_t am_tag_shift = 12;       // tag = destination local index << 12 | sequence
 constexpr uint32_t am_seq_mask = 0xFFF;     // rendezvous sequences 1..4095 (0: packets)
+// Packets from hardware kernels arrive with this source rank and their kernel id as the
+// source index (kernel_bind's tag).
+constexpr uint32_t am_hw_rank = 0xFFFFF;
 
 struct am_rx {
     request r;
@@ -72,6 +75,9 @@ struct am_kernel {
     std::vector<std::unique_ptr<am_rndv>> rndv;
     uint16_t token = 0;
     uint16_t rndv_seq = 0;
+    // Gets sent to hardware kernels in Shoal's form, answered by an ASYNC Long that nothing
+    // marks as an answer: (target kernel, token) of each one outstanding.
+    std::vector<std::pair<uint32_t, uint16_t>> shoal_gets;
     bool in_progress = false;  // am_progress is running for this kernel (no re-entry)
 
     // Written under the endpoint by progress, read by waiters: atomics without
@@ -93,8 +99,13 @@ struct pgas_ctx {
     size_t max_long = 0;
     uint32_t nkernels = 0;
     uint32_t root_kernel = 0;  // the barrier's root: kernel 0
-    std::vector<int> kernel_rank;       // kernel id -> rank in c
+    std::vector<int> kernel_rank;       // kernel id -> rank in c; -1: a hardware kernel
     std::vector<uint8_t> kernel_index;  // kernel id -> stream index at that rank
+    // (rank, index) -> kernel id, at remote_offset[rank] + index: the identity, unless the
+    // fabric's cluster description numbers the kernels (Galapagos).
+    std::vector<uint32_t> id_of;
+    bool has_hardware = false;          // some kernels are hardware: Shoal's format to them
+    bool is_hardware(uint32_t id) const { return id < kernel_rank.size() && kernel_rank[id] < 0; }
     std::vector<std::shared_ptr<am_kernel>> kernels;  // local ones, by local index
 };
 

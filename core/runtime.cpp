@@ -187,6 +187,10 @@ int init(int required, weft_info info, int *provided) {
     r.world_rank = r.boot->rank();
     r.world_size = r.boot->size();
     log_set_rank(r.world_rank);
+    // Plugins may need to know who they are (a Galapagos cluster file numbers its software
+    // nodes by rank); a user's hint of the same name is kept.
+    r.hints.emplace("weft_rank", std::to_string(r.world_rank));
+    r.hints.emplace("weft_size", std::to_string(r.world_size));
 
     // Fabric preference: WEFT_FABRIC, else the info hint weft_fabric, else by priority.
     std::string source, text;

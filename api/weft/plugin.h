@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 #define WEFT_PLUGIN_ABI_MAJOR 1
-#define WEFT_PLUGIN_ABI_MINOR 0
+#define WEFT_PLUGIN_ABI_MINOR 1
 
 /* Return codes of plugin operations.  Negative: failure; the core maps them to WEFT_ERR_*. */
 enum {
@@ -89,6 +89,14 @@ typedef struct weft_fabric_completion {
     size_t length;     /* receives: bytes delivered (the sent length when truncated) */
 } weft_fabric_completion_t;
 
+/* A global kernel of a cluster description (ABI minor 1; a Galapagos cluster file): kernels
+ * have ids fixed by the description, and live in a software process (a Weft rank) or in
+ * hardware (an FPGA node that takes no part in Weft's bootstrap). */
+typedef struct weft_fabric_kernel {
+    uint32_t id;
+    int32_t world_rank;       /* the process hosting it, or -1 for a hardware kernel */
+} weft_fabric_kernel_t;
+
 /* Called by the plugin exactly once for every successfully posted send and receive, from
  * within ep_progress or from within the posting call itself (an operation that completes
  * at once), on the thread that called it.  context is the value given when posting. */
@@ -145,6 +153,25 @@ typedef struct weft_fabric_ops_v1 {
      * WEFT_PLUGIN_ERR_AGAIN when there is work to progress now. */
     int (*ep_wait_fd)(weft_fabric_ep_t *ep, int *fd);
     int (*ep_arm)(weft_fabric_ep_t *ep);
+
+    /* ---- ABI minor 1: global kernels (optional: NULL, or kernel_table reporting 0) ----
+     * Fabrics that route packets between globally numbered kernels (Galapagos) let the core
+     * address hardware kernels, which have no Weft endpoint and no match bits.
+     *
+     * kernel_table: the kernels of the fabric's cluster description; writes up to max entries
+     * (in id order) and the total into *count, 0 when there is no description. */
+    int (*kernel_table)(weft_fabric_t *fabric, weft_fabric_kernel_t *out, size_t max,
+                        size_t *count);
+    /* Packets for `kernel` (one of this process's, per kernel_table) are delivered on ep from
+     * now on as received tagged messages, the packet's bytes as the message and match bits
+     * tag_base | (uint64_t)source_kernel << source_shift.  kernel_unbind stops that. */
+    int (*kernel_bind)(weft_fabric_ep_t *ep, uint32_t kernel, uint64_t tag_base,
+                       uint32_t source_shift);
+    int (*kernel_unbind)(weft_fabric_ep_t *ep, uint32_t kernel);
+    /* Sends one packet of len bytes (a multiple of 8, at most 8992) from src_kernel (bound on
+     * ep) to dst_kernel.  Posting and completion as tag_send. */
+    int (*kernel_send)(weft_fabric_ep_t *ep, uint32_t dst_kernel, uint32_t src_kernel,
+                       const void *buf, size_t len, void *context);
 } weft_fabric_ops_v1_t;
 
 /* ========================================================================= the plugin ==== */

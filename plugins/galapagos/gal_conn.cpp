@@ -56,10 +56,47 @@ size_t stream_bytes(size_t length)
     return (n - 1) * full_packet_bytes + packet_wire_bytes(length, n - 1);
 }
 
+/* One raw Galapagos packet: header flit and the payload, nothing of Weft's. */
+int write_raw(gal_conn *c, gal_op *op)
+{
+    gal::packet_header h;
+    h.dest = op->dest_slot;
+    h.src = op->src_kernel;
+    h.flits = uint16_t(op->length / gal::flit_bytes);
+    h.kind = gal::KIND_RAW;
+    uint8_t head[gal::flit_bytes];
+    gal::put_u64(head, gal::header_encode(h));
+    const size_t total = gal::flit_bytes + op->length;
+    while (op->done_bytes < total) {
+        struct iovec iov[2];
+        size_t n = 0, skip = op->done_bytes;
+        if (skip < gal::flit_bytes) {
+            iov[n++] = {head + skip, gal::flit_bytes - skip};
+            skip = 0;
+        } else {
+            skip -= gal::flit_bytes;
+        }
+        iov[n++] = {static_cast<uint8_t *>(op->buf) + skip, op->length - skip};
+        struct msghdr m {};
+        m.msg_iov = iov;
+        m.msg_iovlen = n;
+        ssize_t k = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+        }
+        op->done_bytes += size_t(k);
+    }
+    return 1;
+}
+
 /* Writes as much of op's packets as the socket takes.  1: all written; 0: the socket is full;
  * -1: the connection failed. */
 int write_some(gal_conn *c, gal_op *op)
 {
+    if (op->raw)
+        return write_raw(c, op);
     const size_t length = op->length;
     const size_t total = stream_bytes(length);
     const size_t npackets = packet_count(length);
@@ -197,12 +234,24 @@ bool handle_packet(weft_fabric *f, gal_conn *c, const gal::packet_header &h, con
         gal_deliver_data(rx, p, data);
         return true;
     }
-    default:
-        /* A raw Galapagos packet: only hardware kernels (the GAScore) speak these, and no
-         * software endpoint is a Galapagos kernel here.  Skipped whole: the stream stays in
-         * step. */
-        bad_frame(f, c, "raw Galapagos packet for a kernel this node does not host");
+    case gal::KIND_ROUTE:
+        return true; /* software nodes know the cluster; only hardware nodes learn routes */
+    default: {
+        /* A raw Galapagos packet: an active message for a global kernel hosted here. */
+        gal_binding b;
+        if (!gal_binding_of(f, h.dest, b)) {
+            bad_frame(f, c, "raw Galapagos packet for a kernel this node does not host");
+            return true; /* skipped whole: the stream stays in step */
+        }
+        gal_rx one{};
+        {
+            std::lock_guard<std::mutex> g(b.ep->lock);
+            gal_deliver_begin_locked(b.ep, b.tag_base | uint64_t(h.src) << b.source_shift, bytes,
+                                     one);
+        }
+        gal_deliver_data(one, p, bytes);
         return true;
+    }
     }
 }
 

@@ -141,6 +141,19 @@ int gal_ep_close(weft_fabric_ep_t *ep)
         ep->closing = true;
         f->slots[ep->slot].store(nullptr, std::memory_order_release);
     }
+    gal_unbind_all(f, ep);
+    /* A reader may have found ep just before: every reader holds its connection's read lock
+     * while it uses an endpoint, so taking each once waits them out.  A message a reader is
+     * still delivering to ep is dropped from here on (its memory goes with ep below). */
+    for (uint32_t i = 0, n = f->nconns.load(); i < n; ++i) {
+        gal_conn *c = f->conns[i].load();
+        std::lock_guard<std::mutex> g(c->read_lock);
+        if (c->rx.active && c->rx.ep == ep) {
+            c->rx.ep = nullptr;
+            c->rx.recv = nullptr;
+            c->rx.unexp = nullptr;
+        }
+    }
     /* Sends still queued: whatever has begun to go out must finish (a half-written message
      * would break the stream for everyone on that connection); the rest are canceled. */
     uint32_t n = f->nconns.load();

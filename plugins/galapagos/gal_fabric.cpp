@@ -51,15 +51,6 @@ uint64_t random_u64()
     return v ? v : 1;
 }
 
-/* FNV-1a: the job token string (WEFT_JOB_TOKEN, set by weftrun) as the 64-bit handshake token. */
-uint64_t token_from_text(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; ++s)
-        h = (h ^ uint8_t(*s)) * 0x100000001b3ull;
-    return h;
-}
-
 /* The address to listen on and advertise: WEFT_GALAPAGOS_ADDR, else the first address of
  * WEFT_GALAPAGOS_IFACE, else the first non-loopback IPv4 interface that is up, else loopback. */
 bool pick_address(uint32_t *ipv4, char *why, size_t why_len)
@@ -235,6 +226,7 @@ void listener_main(weft_fabric *f)
 
 int fail_init(weft_fabric *f, int rc)
 {
+    gal_cluster_close(f);
     if (f->listen_fd >= 0)
         close(f->listen_fd);
     if (f->stop_fd >= 0)
@@ -268,6 +260,8 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
         return WEFT_PLUGIN_ERR_NOMEM;
     f->host = host;
     f->listen_fd = f->stop_fd = f->epoll_fd = -1;
+    f->ipv4 = 0;
+    f->port = 0;
     for (auto &s : f->slots)
         s.store(nullptr);
     for (auto &c : f->conns)
@@ -275,15 +269,23 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
     f->nconns.store(0);
     f->bad_frames.store(0);
     f->node_id = random_u64();
-    const char *token = host && host->hint ? host->hint(host->hint_ctx, "weft_job_token") : nullptr;
+    /* The token every node of the job shares: WEFT_GALAPAGOS_TOKEN (also given to hardware
+     * nodes, which have no launcher), else the launcher's job token, else one of our own
+     * (peers learn it from our addresses, which the bootstrap distributes). */
+    const char *token = getenv("WEFT_GALAPAGOS_TOKEN");
+    if (!token || !*token)
+        token = host && host->hint ? host->hint(host->hint_ctx, "weft_job_token") : nullptr;
     if (!token || !*token)
         token = getenv("WEFT_JOB_TOKEN");
-    f->token = token && *token ? token_from_text(token) : random_u64();
+    f->token = token && *token ? gal::token_from_text(token) : random_u64();
+    f->cluster = nullptr;
+    if (!gal_cluster_open(f, why, why_len))
+        return fail_init(f, WEFT_PLUGIN_ERR_INVALID);
     const char *loop = getenv("WEFT_GALAPAGOS_LOOPBACK");
     f->force_tcp = loop && strcmp(loop, "tcp") == 0;
-    if (!pick_address(&f->ipv4, why, why_len))
+    uint16_t port = f->port; /* the cluster file's, or 0: any */
+    if (!f->ipv4 && !pick_address(&f->ipv4, why, why_len))
         return fail_init(f, WEFT_PLUGIN_ERR_INVALID);
-    uint16_t port = 0;
     if (const char *p = getenv("WEFT_GALAPAGOS_PORT"); p && *p) {
         char *end = nullptr;
         long v = strtol(p, &end, 10);
@@ -364,15 +366,16 @@ int gal_query(weft_fabric_t *f, weft_fabric_caps_t *caps)
     return WEFT_PLUGIN_OK;
 }
 
-gal_conn *gal_conn_for(weft_fabric *f, const weft_fabric_peer *peer)
+gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, uint64_t token,
+                      uint64_t expect_node)
 {
     /* One connect at a time, so two threads never connect to one node at once; the table
      * lock is not held across the handshake (the listener needs it to register). */
     std::lock_guard<std::mutex> connecting(f->connect_lock);
-    {
+    if (expect_node) {
         std::lock_guard<std::mutex> g(f->lock);
         for (auto &e : f->send_conns)
-            if (e.first == peer->node_id && !e.second->dead.load())
+            if (e.first == expect_node && !e.second->dead.load())
                 return e.second;
     }
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -381,19 +384,19 @@ gal_conn *gal_conn_for(weft_fabric *f, const weft_fabric_peer *peer)
     set_nodelay(fd);
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = peer->ipv4;
-    sa.sin_port = htons(peer->port);
+    sa.sin_addr.s_addr = ipv4;
+    sa.sin_port = htons(port);
     char who[64];
     if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) {
-        gal_log(f, WEFT_LOG_WARN, "cannot connect to node %016" PRIx64 " at %s: %s",
-                peer->node_id, peer_text(sa, who, sizeof who), strerror(errno));
+        gal_log(f, WEFT_LOG_WARN, "cannot connect to the node at %s: %s",
+                peer_text(sa, who, sizeof who), strerror(errno));
         close(fd);
         return nullptr;
     }
     gal::handshake h{};
     memcpy(h.magic, gal::hello_magic, sizeof h.magic);
     h.version = gal::protocol_version;
-    h.token = peer->token;
+    h.token = token;
     h.node_id = f->node_id;
     uint8_t raw[gal::handshake_bytes];
     gal::handshake_encode(h, raw);
@@ -401,15 +404,21 @@ gal_conn *gal_conn_for(weft_fabric *f, const weft_fabric_peer *peer)
     bool ok = exchange(fd, raw, sizeof raw, true) && exchange(fd, raw, sizeof raw, false);
     if (ok) {
         gal::handshake_decode(raw, w);
-        ok = memcmp(w.magic, gal::welcome_magic, sizeof w.magic) == 0 && w.node_id == peer->node_id;
+        ok = memcmp(w.magic, gal::welcome_magic, sizeof w.magic) == 0 && w.node_id != 0 &&
+             (!expect_node || w.node_id == expect_node);
     }
     if (!ok) {
-        gal_log(f, WEFT_LOG_WARN, "node %016" PRIx64 " at %s refused the handshake",
-                peer->node_id, peer_text(sa, who, sizeof who));
+        gal_log(f, WEFT_LOG_WARN, "the node at %s refused the handshake (is WEFT_GALAPAGOS_TOKEN "
+                "the same on every node?)", peer_text(sa, who, sizeof who));
         close(fd);
         return nullptr;
     }
-    return register_conn(f, fd, peer->node_id);
+    return register_conn(f, fd, w.node_id);
+}
+
+gal_conn *gal_conn_for(weft_fabric *f, const weft_fabric_peer *peer)
+{
+    return gal_connect(f, peer->ipv4, peer->port, peer->token, peer->node_id);
 }
 
 int gal_node_progress(weft_fabric *f)
@@ -451,6 +460,7 @@ const weft_fabric_ops_v1_t gal_ops = {
     gal_init,         gal_finalize,   gal_query,      gal_ep_open,   gal_ep_close,
     gal_ep_address,   gal_ep_connect, gal_ep_disconnect, gal_tag_send, gal_tag_recv,
     gal_tag_probe,    gal_tag_cancel, gal_ep_progress, gal_ep_wait_fd, gal_ep_arm,
+    gal_kernel_table, gal_kernel_bind, gal_kernel_unbind, gal_kernel_send,
 };
 
 } // namespace

@@ -34,6 +34,14 @@ constexpr uint32_t GAL_MAX_CONNS = 1024;
 constexpr size_t GAL_SENDQ_MAX = 4096;
 
 struct gal_conn;
+struct gal_cluster_state;
+
+/* Where packets for one global kernel hosted by this node go (kernel_bind). */
+struct gal_binding {
+    weft_fabric_ep *ep;
+    uint64_t tag_base;
+    uint32_t source_shift;
+};
 
 enum gal_op_kind : uint8_t { GAL_OP_SEND = 1, GAL_OP_RECV = 2 };
 /* Where an op is: cancel tells a matched receive (completes normally) from an unknown one. */
@@ -46,7 +54,9 @@ struct gal_op {
     gal_op *prev, *next;       /* posted, done, free or a connection's send queue */
     gal_op_kind kind;
     uint8_t state;             /* gal_op_state */
-    uint8_t dest_slot;
+    uint8_t dest_slot;         /* Weft messages: the receiving endpoint's slot */
+    uint8_t raw;               /* a raw Galapagos packet (kernel_send): one packet, no fragments */
+    uint8_t src_kernel;        /* raw: the header's source; dest_slot is then the dest kernel */
     int status;
     uint64_t tag;              /* recv: wanted bits; send: the message's bits */
     uint64_t ignore;
@@ -146,6 +156,8 @@ struct weft_fabric {
     std::atomic<uint64_t> bad_frames; /* dropped: malformed, unknown endpoint, refused */
     /* node id -> the connection this node sends on (the first one established). */
     std::vector<std::pair<uint64_t, gal_conn *>> send_conns;
+    /* Cluster description (WEFT_GALAPAGOS_CLUSTER), when given. */
+    gal_cluster_state *cluster;
 };
 
 /* Appends x to a singly linked FIFO (done lists, unexpected messages, send queues). */
@@ -195,6 +207,24 @@ void gal_deliver_begin_locked(weft_fabric_ep *ep, uint64_t tag, size_t length, g
 void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n);
 /* rx's message will never finish (connection lost). */
 void gal_deliver_abort(gal_rx &rx);
+
+/* ---- gal_kernels.cpp (global kernels of a cluster file) ---- */
+/* Reads WEFT_GALAPAGOS_CLUSTER when set (false + why when it is malformed); sets the address
+ * to listen on when the file gives this node's. */
+bool gal_cluster_open(weft_fabric *f, char *why, size_t why_len);
+void gal_cluster_close(weft_fabric *f);
+/* Forgets every binding to ep (it is closing). */
+void gal_unbind_all(weft_fabric *f, weft_fabric_ep *ep);
+/* A raw packet arrived for kernel dest: its binding (copied out), false when none. */
+bool gal_binding_of(weft_fabric *f, uint8_t dest, gal_binding &out);
+int gal_kernel_table(weft_fabric_t *fabric, weft_fabric_kernel_t *out, size_t max, size_t *count);
+int gal_kernel_bind(weft_fabric_ep_t *ep, uint32_t kernel, uint64_t tag_base, uint32_t shift);
+int gal_kernel_unbind(weft_fabric_ep_t *ep, uint32_t kernel);
+int gal_kernel_send(weft_fabric_ep_t *ep, uint32_t dst_kernel, uint32_t src_kernel,
+                    const void *buf, size_t len, void *context);
+/* Connects (handshake with this node's token) to ipv4:port; expect_node 0: any node id. */
+gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, uint64_t token,
+                      uint64_t expect_node);
 
 /* ---- gal_ep.cpp ---- */
 void gal_ep_wake_locked(weft_fabric_ep *ep);

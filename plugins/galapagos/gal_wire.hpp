@@ -8,13 +8,16 @@
  *     [23:16] source: the sending kernel (or, for Weft messages, the sending endpoint slot)
  *     [31:24] destination: the receiving kernel (or endpoint slot)
  *     [39:32] kind: raw (0, a plain Galapagos packet: a Shoal active message between global
- *             kernel ids) or a Weft message fragment (below)
+ *             kernel ids), a Weft message fragment (1, 2: below) or a route announcement (3)
  *     [63:40] reserved, zero
  * A raw packet is exactly what libGalapagos sends; kinds 1 and 2 carry Weft's tagged messages
  * between software endpoints, which need match bits and may exceed one packet:
  *     first fragment:  flit 0 match bits, flit 1 message length in bytes, then data
  *     next fragments:  data only, until the message length is reached
- * Fragments of one message follow each other on a connection with nothing in between. */
+ * Fragments of one message follow each other on a connection with nothing in between.
+ * A route announcement (kind 3, destination and source 0) lists, one per payload flit (low 8
+ * bits), global kernels the sending node hosts: packets for them go back on this connection.
+ * Software nodes send it to hardware nodes, which cannot learn their addresses otherwise. */
 #ifndef WEFT_GAL_WIRE_HPP
 #define WEFT_GAL_WIRE_HPP
 
@@ -30,8 +33,8 @@ constexpr size_t max_packet_bytes = max_packet_flits * flit_bytes;
 constexpr size_t first_fragment_overhead = 2 * flit_bytes; /* match bits + length */
 constexpr size_t first_fragment_data = max_packet_bytes - first_fragment_overhead;
 
-enum packet_kind : uint8_t { KIND_RAW = 0, KIND_MSG_FIRST = 1, KIND_MSG_NEXT = 2 };
-constexpr uint8_t kind_count = 3;
+enum packet_kind : uint8_t { KIND_RAW = 0, KIND_MSG_FIRST = 1, KIND_MSG_NEXT = 2, KIND_ROUTE = 3 };
+constexpr uint8_t kind_count = 4;
 
 struct packet_header {
     uint8_t dest = 0;
@@ -90,6 +93,16 @@ inline uint64_t get_u64(const uint8_t *p)
     for (int i = 0; i < 8; ++i)
         v |= uint64_t(p[i]) << (8 * i);
     return v;
+}
+
+/* The 64-bit handshake token of a job token string (FNV-1a).  Every node of a job derives it
+ * from the same text: WEFT_GALAPAGOS_TOKEN, else the launcher's WEFT_JOB_TOKEN. */
+inline uint64_t token_from_text(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; ++s)
+        h = (h ^ uint8_t(*s)) * 0x100000001b3ull;
+    return h;
 }
 
 /* Handshake: the connecting side sends a hello, the accepting side checks the magic, version

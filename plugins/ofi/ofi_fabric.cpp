@@ -351,6 +351,7 @@ const weft_fabric_ops_v1_t ofi_ops = {
     ofi_fabric_init,  ofi_fabric_finalize, ofi_fabric_query, ofi_ep_open,   ofi_ep_close,
     ofi_ep_address,   ofi_ep_connect,      ofi_ep_disconnect, ofi_tag_send, ofi_tag_recv,
     ofi_tag_probe,    ofi_tag_cancel,      ofi_ep_progress,   ofi_ep_wait_fd, ofi_ep_arm,
+    nullptr,          nullptr,             nullptr,           nullptr, /* no global kernels */
 };
 } // namespace
 

@@ -75,7 +75,7 @@ static const weft_fabric_ops_v1_t ops = {
 #else
     t_send,
 #endif
-    t_recv, t_probe, t_cancel, t_ep, NULL, NULL};
+    t_recv, t_probe, t_cancel, t_ep, NULL, NULL, NULL, NULL, NULL, NULL};
 
 #if TEST_PLUGIN_VARIANT != VARIANT_NOSYM
 __attribute__((visibility("default"))) const weft_plugin_v1_t weft_plugin_v1 = {
