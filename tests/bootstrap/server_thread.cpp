@@ -9,7 +9,7 @@
 server_thread::server_thread(int nranks, std::string token, std::chrono::milliseconds hello_timeout) {
     server_.set_hello_timeout(hello_timeout);
     std::string why;
-    if (!server_.open(nranks, std::move(token), why)) throw std::runtime_error(why);
+    if (!server_.open(nranks, std::move(token), "127.0.0.1", why)) throw std::runtime_error(why);
     if (::pipe2(stop_, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe2");
     server_.set_log([this](const std::string &m) {
         std::lock_guard<std::mutex> g(mu_);

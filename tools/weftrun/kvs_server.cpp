@@ -41,7 +41,7 @@ kvs_server::~kvs_server() {
     if (listen_fd_ >= 0) ::close(listen_fd_);
 }
 
-bool kvs_server::open(int nranks, std::string token, std::string &why) {
+bool kvs_server::open(int nranks, std::string token, const std::string &host, std::string &why) {
     nranks_ = nranks;
     token_ = std::move(token);
     state_.assign(nranks, rank_state::waiting);
@@ -55,13 +55,16 @@ bool kvs_server::open(int nranks, std::string token, std::string &why) {
     }
     sockaddr_in a{};
     a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) {
+        why = "'" + host + "' is not an IPv4 address";
+        return false;
+    }
     a.sin_port = 0;
     socklen_t len = sizeof a;
     if (::bind(listen_fd_, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 ||
         ::listen(listen_fd_, 1024) != 0 ||
         ::getsockname(listen_fd_, reinterpret_cast<sockaddr *>(&a), &len) != 0) {
-        why = std::string("cannot listen on 127.0.0.1: ") + std::strerror(errno);
+        why = "cannot listen on " + host + ": " + std::strerror(errno);
         return false;
     }
     port_ = ntohs(a.sin_port);

@@ -1,4 +1,4 @@
-// weftrun's key-value server: one TCP listener on 127.0.0.1, one connection per rank, driven
+// weftrun's key-value server: one TCP listener (127.0.0.1 unless --kvs-host), one connection per rank, driven
 // by the launcher's poll loop (single-threaded, no spinning).  Protocol: core/kvs_wire.hpp.
 #pragma once
 #include <poll.h>
@@ -29,9 +29,9 @@ class kvs_server {
     kvs_server(const kvs_server &) = delete;
     kvs_server &operator=(const kvs_server &) = delete;
 
-    // Listens on 127.0.0.1 with an ephemeral port for a job of nranks guarded by token.
+    // Listens on host (IPv4) with an ephemeral port for a job of nranks guarded by token.
     // False with a reason in `why` on failure.
-    bool open(int nranks, std::string token, std::string &why);
+    bool open(int nranks, std::string token, const std::string &host, std::string &why);
     uint16_t port() const { return port_; }
     // Where refusals and protocol errors are reported (default: stderr, "weftrun: ...").
     void set_log(log_fn fn) { log_ = std::move(fn); }

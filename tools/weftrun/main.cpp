@@ -159,12 +159,12 @@ bool job::start() {
         say("cannot make a job token: getrandom: %s", std::strerror(errno));
         return false;
     }
-    if (!server_.open(opt_.nranks, token, why)) {
+    if (!server_.open(opt_.nranks, token, opt_.kvs_host, why)) {
         say("cannot start the key-value server: %s", why.c_str());
         return false;
     }
     bool stdin_tty = ::isatty(STDIN_FILENO);
-    std::string kvs_addr = "127.0.0.1:" + std::to_string(server_.port());
+    std::string kvs_addr = opt_.kvs_host + ":" + std::to_string(server_.port());
     for (int r = 0; r < opt_.nranks; ++r) {
         spawn_request req;
         req.command = &opt_.command;

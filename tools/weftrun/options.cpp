@@ -1,6 +1,8 @@
 // weftrun's command-line parser (hand-written: option parsing must stop at the program name).
 #include "options.hpp"
 
+#include <arpa/inet.h>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -33,12 +35,15 @@ bool valid_env_name(const std::string &s) {
 }  // namespace
 
 const char *usage_text() {
-    return "usage: weftrun -n N [-x VAR[=VALUE]]... [--fabric NAME] [--timeout SECONDS] prog [args...]\n"
+    return "usage: weftrun -n N [-x VAR[=VALUE]]... [--fabric NAME] [--timeout SECONDS] [--kvs-host IP]\n"
+           "               prog [args...]\n"
            "  -n, -np N           start N processes (ranks 0..N-1) on this node\n"
            "  -x VAR[=VALUE]      export VAR to the ranks (VAR alone copies weftrun's value;\n"
            "                      the whole environment is inherited anyway)\n"
            "  --fabric NAME       set WEFT_FABRIC=NAME in the ranks\n"
            "  --timeout SECONDS   end the job if it runs longer than SECONDS\n"
+           "  --kvs-host IP       the IPv4 address the key-value server listens on (127.0.0.1;\n"
+           "                      another one lets ranks in other network namespaces join)\n"
            "  -h, --help          show this text\n";
 }
 
@@ -112,6 +117,14 @@ bool parse_options(int argc, char **argv, options &opt, std::string &why,
                 return false;
             }
             opt.timeout_s = static_cast<int>(t);
+        } else if ((r = value_of(arg, "--kvs-host", val))) {
+            if (r < 0) return false;
+            in_addr a{};
+            if (::inet_pton(AF_INET, val.c_str(), &a) != 1) {
+                why = "--kvs-host '" + val + "' is not an IPv4 address";
+                return false;
+            }
+            opt.kvs_host = val;
         } else {
             why = "unknown option '" + arg + "'";
             return false;

@@ -1,4 +1,5 @@
-// weftrun's command line: weftrun -n N [-x VAR[=VALUE]]... [--fabric NAME] [--timeout S] prog args...
+// weftrun's command line: weftrun -n N [-x VAR[=VALUE]]... [--fabric NAME] [--timeout S]
+// [--kvs-host IP] prog args...
 #pragma once
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@ struct options {
     std::vector<std::pair<std::string, std::string>> exports;  // -x, resolved to name=value
     std::string fabric;                                        // --fabric, empty when not given
     int timeout_s = 0;                                         // --timeout, 0 = none
+    std::string kvs_host = "127.0.0.1";                        // --kvs-host: where the KVS listens
     bool help = false;
     std::vector<std::string> command;                          // prog and its arguments
 };
