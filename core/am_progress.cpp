@@ -204,7 +204,8 @@ const char *handle_packet(am_kernel &k, const uint64_t *buf, size_t len, uint64_
             p.src != x.id_of[first + static_cast<uint32_t>(src_index)])
             return "its source kernel is not the sender";
     }
-    if (from_hardware && p.kind() == am_kind_long && (p.type & am_async) && !(p.type & am_reply)) {
+    if (from_hardware && (p.kind() == am_kind_long || p.kind() == am_kind_strided) && (p.type & am_async) &&
+        !(p.type & am_reply)) {
         // Maybe the answer to a Shoal get: the GAScore sends it as a plain ASYNC Long with the
         // get's token.  Then it is this kernel's reply, as Weft's own get answers are.
         for (auto it = k.shoal_gets.begin(); it != k.shoal_gets.end(); ++it)

@@ -99,10 +99,11 @@ namespace {
 
 // A get from a hardware kernel, in Shoal's form (a GAScore does not parse Weft's).
 int am_send_shoal_get(am_kernel &k, am_packet &p) {
-    if (p.kind() != am_kind_long || p.handler >= 16 || p.payload_bytes > am_max_inline)
+    if ((p.kind() != am_kind_long && p.kind() != am_kind_strided) || !am_shoal_fits(p) ||
+        p.payload_bytes > am_max_inline)
         return fail(WEFT_ERR_UNSUPPORTED,
-                    "get from hardware kernel %u: only Long gets of at most %zu bytes to handlers below 16 exist in "
-                    "Shoal's format",
+                    "get from hardware kernel %u: Shoal's format has Long and strided gets of at most %zu bytes, "
+                    "with 16-bit strides, block sizes and counts and handlers below 16",
                     p.dst, am_max_inline);
     p.token = k.token++;
     am_tx &h = am_tx_acquire(k);
@@ -116,12 +117,38 @@ int am_send_shoal_get(am_kernel &k, am_packet &p) {
     return WEFT_SUCCESS;
 }
 
+// A strided or vectored Long to a hardware kernel, in Shoal's form: one packet.
+int am_send_shoal_put(am_kernel &k, am_packet &p, const am_source &src) {
+    if (!am_shoal_fits(p) || p.payload_bytes > am_max_inline)
+        return fail(WEFT_ERR_UNSUPPORTED,
+                    "active message to hardware kernel %u: Shoal's format carries strided Longs with 16-bit strides, "
+                    "block sizes and counts, vectored Longs of 1..15 pieces below 4096 bytes each, at most %zu "
+                    "bytes, to handlers below 16",
+                    p.dst, am_max_inline);
+    p.token = k.token++;
+    am_tx &h = am_tx_acquire(k);
+    p.payload = src.contig;
+    size_t len = am_encode_shoal(p, h.buf);
+    if (src.contig == nullptr && p.payload_bytes != 0) {
+        char *out = reinterpret_cast<char *>(h.buf) + len - ((p.payload_bytes + 7) & ~uint64_t{7});
+        if (src.stride != nullptr)
+            am_gather_stride(k.segment, *src.stride, out);
+        else
+            am_gather_pieces(k.segment, src.pieces, src.npieces, out);
+    }
+    if (int rc = am_post_send(k, p.dst, h.buf, len, 0, h.r)) return rc;
+    h.busy = true;
+    return WEFT_SUCCESS;
+}
+
 }  // namespace
 
 int am_send(am_kernel &k, am_packet &p, const am_source &src, am_tx **waiter) {
     p.src = k.id;
     bool to_hardware = k.ctx->is_hardware(p.dst);
     if (to_hardware && p.is_get()) return am_send_shoal_get(k, p);
+    if (to_hardware && (p.kind() == am_kind_strided || p.kind() == am_kind_vectored) && !(p.type & am_reply))
+        return am_send_shoal_put(k, p, src);
     bool has_payload = !p.is_get() && p.kind() != am_kind_short && p.payload_bytes != 0;
     bool rndv = has_payload && p.payload_bytes > am_max_inline;
     if (rndv) {

@@ -123,16 +123,124 @@ size_t am_encode(am_packet &p, void *out) {
     return len;
 }
 
+namespace {
+
+uint64_t shoal_word0(const am_packet &p, uint8_t type) {
+    return uint64_t{type} | (uint64_t{p.src & 0xFFFF} << 8) | (uint64_t{p.dst & 0xFFFF} << 24) |
+           ((p.payload_bytes & 0xFFFF) << 40) | (uint64_t{p.handler & 0xF} << 56) | (uint64_t{p.nargs & 0xF} << 60);
+}
+
+uint64_t shoal_stride_word(const am_stride_desc &s) {
+    return (s.stride & 0xFFFF) | ((s.block_size & 0xFFFF) << 16) | ((s.block_count & 0xFFFF) << 32);
+}
+
+bool shoal_stride_fits(const am_stride_desc &s) {
+    return s.stride <= 0xFFFF && s.block_size <= 0xFFFF && s.block_count <= 0xFFFF;
+}
+
+}  // namespace
+
+bool am_shoal_fits(const am_packet &p) {
+    if (p.handler >= 16 || p.payload_bytes > 0xFFFF || (p.ext_flags & am_ext_rndv)) return false;
+    switch (p.kind()) {
+        case am_kind_strided:
+            return shoal_stride_fits(p.dst_stride) && (!p.is_get() || shoal_stride_fits(p.src_stride));
+        case am_kind_vectored:
+            if (p.is_get() || p.npieces == 0 || p.npieces > 15) return false;
+            for (unsigned i = 0; i < p.npieces; ++i)
+                if (p.pieces[2 * i + 1] > 0xFFF) return false;
+            return true;
+        case am_kind_long: return true;
+        default: return !p.is_get();
+    }
+}
+
 size_t am_encode_shoal_get(const am_packet &p, void *out) {
     auto *w = static_cast<uint64_t *>(out);
-    w[0] = uint64_t{am_kind_long | am_reply} | (uint64_t{p.src & 0xFFFF} << 8) | (uint64_t{p.dst & 0xFFFF} << 24) |
-           ((p.payload_bytes & 0xFFFF) << 40) | (uint64_t{p.handler & 0xF} << 56) | (uint64_t{p.nargs & 0xF} << 60);
-    w[1] = uint64_t{p.token} << 48;
-    w[2] = p.src_offset;
-    w[3] = p.dst_offset;
-    for (unsigned i = 0; i < p.nargs; ++i) w[4 + i] = p.args[i];
-    return (4 + p.nargs) * 8;
+    size_t n = 0;
+    if (p.kind() == am_kind_strided) {
+        w[n++] = shoal_word0(p, am_kind_strided | am_reply);
+        w[n++] = shoal_stride_word(p.src_stride);
+        w[n++] = p.src_stride.offset;
+        w[n++] = shoal_stride_word(p.dst_stride) | (uint64_t{p.token} << 48);
+        w[n++] = p.dst_stride.offset;
+    } else {
+        w[n++] = shoal_word0(p, am_kind_long | am_reply);
+        w[n++] = uint64_t{p.token} << 48;
+        w[n++] = p.src_offset;
+        w[n++] = p.dst_offset;
+    }
+    for (unsigned i = 0; i < p.nargs; ++i) w[n++] = p.args[i];
+    return n * 8;
 }
+
+size_t am_encode_shoal(const am_packet &p, void *out) {
+    auto *w = static_cast<uint64_t *>(out);
+    size_t n = 0;
+    w[n++] = shoal_word0(p, static_cast<uint8_t>(p.type & ~am_ext));
+    if (p.kind() == am_kind_strided) {
+        w[n++] = shoal_stride_word(p.dst_stride) | (uint64_t{p.token} << 48);
+        w[n++] = p.dst_stride.offset;
+    } else {  // vectored: the source fields are the sender's business (zero on the wire)
+        w[n++] = (uint64_t{p.npieces & 0xF} << 4) | ((p.pieces[1] & 0xFFF) << 20) | (uint64_t{p.token} << 48);
+        w[n++] = p.pieces[0];
+        for (unsigned i = 1; i < p.npieces; ++i) {
+            w[n++] = p.pieces[2 * i + 1] & 0xFFF;
+            w[n++] = p.pieces[2 * i];
+        }
+    }
+    for (unsigned i = 0; i < p.nargs; ++i) w[n++] = p.args[i];
+    size_t len = n * 8;
+    if (p.payload_bytes != 0) {
+        size_t padded = (p.payload_bytes + 7) & ~size_t{7};
+        w[(len + padded) / 8 - 1] = 0;
+        if (p.payload != nullptr) std::memcpy(reinterpret_cast<char *>(out) + len, p.payload, p.payload_bytes);
+        len += padded;
+    }
+    return len;
+}
+
+namespace {
+
+// Shoal-form strided and vectored Longs (no extension word): what a GAScore sends.
+am_wire_error decode_shoal_sv(const uint64_t *w, size_t nwords, am_packet &p) {
+    if (p.type & (am_reply | am_ext)) return am_wire_error::bad_type;  // Shoal's gets are not served here
+    if (nwords < 3) return am_wire_error::truncated;
+    size_t n = 2;
+    uint64_t described = 0;
+    if (p.kind() == am_kind_strided) {
+        p.dst_stride.stride = bits(w[1], 0, 16);
+        p.dst_stride.block_size = bits(w[1], 16, 16);
+        p.dst_stride.block_count = bits(w[1], 32, 16);
+        p.dst_stride.offset = w[n++];
+        described = p.dst_stride.block_size * p.dst_stride.block_count;  // 16 x 16 bits: no overflow
+    } else {
+        if (bits(w[1], 0, 4) != 0 || bits(w[1], 8, 12) != 0 || bits(w[1], 32, 16) != 0)
+            return am_wire_error::bad_reserved;  // source fields are zero on the wire
+        p.npieces = static_cast<unsigned>(bits(w[1], 4, 4));
+        if (p.npieces == 0) return am_wire_error::bad_size;
+        if (nwords < n + 1 + 2 * (size_t{p.npieces} - 1)) return am_wire_error::truncated;
+        p.shoal_pieces[0] = w[n++];
+        p.shoal_pieces[1] = bits(w[1], 20, 12);
+        for (unsigned i = 1; i < p.npieces; ++i) {
+            if (w[n] > 0xFFF) return am_wire_error::bad_reserved;
+            p.shoal_pieces[2 * i + 1] = w[n++];
+            p.shoal_pieces[2 * i] = w[n++];
+        }
+        p.pieces = p.shoal_pieces;
+        for (unsigned i = 0; i < p.npieces; ++i) described += p.shoal_pieces[2 * i + 1];
+    }
+    if (described != p.payload_bytes) return am_wire_error::bad_size;
+    if (nwords < n + p.nargs) return am_wire_error::truncated;
+    p.args = w + n;
+    n += p.nargs;
+    size_t rest = (nwords - n) * 8;
+    if (p.payload_bytes > rest || rest - p.payload_bytes >= 8) return am_wire_error::bad_size;
+    p.payload = w + n;
+    return am_wire_error::ok;
+}
+
+}  // namespace
 
 am_wire_error am_decode(const void *buf, size_t len, am_packet &p) {
     const auto *w = static_cast<const uint64_t *>(buf);
@@ -146,11 +254,16 @@ am_wire_error am_decode(const void *buf, size_t len, am_packet &p) {
     p.handler = static_cast<unsigned>(bits(w[0], 56, 4));
     p.nargs = static_cast<unsigned>(bits(w[0], 60, 4));
     p.token = static_cast<uint16_t>(bits(w[1], 48, 16));
-    if (bits(w[1], 0, 48) != 0 || (p.type & 0x08) != 0) return am_wire_error::bad_reserved;
+    if ((p.type & 0x08) != 0) return am_wire_error::bad_reserved;
     uint8_t k = p.kind();
     if (k != am_kind_short && k != am_kind_medium && k != am_kind_long && k != am_kind_strided &&
         k != am_kind_vectored)
         return am_wire_error::bad_type;
+    if (!(p.type & am_ext) && (k == am_kind_strided || k == am_kind_vectored)) {
+        p.payload_bytes = size;
+        return decode_shoal_sv(w, nwords, p);
+    }
+    if (bits(w[1], 0, 48) != 0) return am_wire_error::bad_reserved;
     size_t n = 2;
     if (p.type & am_ext) {
         if (nwords < 3) return am_wire_error::truncated;
@@ -162,7 +275,6 @@ am_wire_error am_decode(const void *buf, size_t len, am_packet &p) {
         p.payload_bytes = bits(e, 32, 32);
         if ((p.ext_flags & ~(am_ext_get | am_ext_rndv)) != 0) return am_wire_error::bad_reserved;
     } else {
-        if (k == am_kind_strided || k == am_kind_vectored) return am_wire_error::bad_type;
         p.payload_bytes = size;
     }
     if (p.nargs > am_max_args) return am_wire_error::too_many_args;  // 4 bits: never, kept for clarity

@@ -76,6 +76,9 @@ struct am_packet {
     const uint64_t *pieces = nullptr;  // 2 * npieces words: offset, length
     const uint64_t *args = nullptr;
     const void *payload = nullptr;   // inline payload (nullptr when rendezvous or none)
+    // Shoal's vectored form lists its pieces as (size, address) in its own layout: decoded
+    // into here, and `pieces` points here (so do not copy a decoded packet and keep `pieces`).
+    uint64_t shoal_pieces[2 * 16] = {};
 
     uint8_t kind() const { return type & am_kind_mask; }
     bool is_get() const { return (ext_flags & am_ext_get) != 0; }
@@ -105,10 +108,20 @@ bool am_check_bounds(const am_packet &p, uint64_t seg_size);
 // the caller to fill (the last payload_bytes rounded up to 8 of the packet).  Sets am_ext in p.type when a field does not fit
 // Shoal's header or the message is a Weft extension.  Returns the packet length.
 size_t am_encode(am_packet &p, void *out);
-// Shoal's own Long get request, which a GAScore answers by turning it around into an ASYNC
-// Long from its memory: Long + REPLY, header size = the bytes wanted, token, the target's source
-// offset, the requester's destination offset, arguments.  Returns the packet length.
+// Shoal's own get request, which a GAScore answers by turning it around into an ASYNC message
+// from its memory.  Long get: Long + REPLY, header size = the bytes wanted, token, the target's
+// source offset, the requester's destination offset, arguments.  Strided get: strided + REPLY,
+// the source stride word (no token), source offset, the destination stride word (token),
+// destination offset, arguments.  Returns the packet length; am_shoal_fits says whether p can.
 size_t am_encode_shoal_get(const am_packet &p, void *out);
+// Shoal's own strided and vectored Longs (a GAScore parses no other): their descriptors packed
+// into word 1 beside the token (strided: stride [15:0], block size [31:16], block count
+// [47:32]; vectored: destination piece count [7:4] and first size [31:20], then size and
+// address words).  Payload handling as am_encode's.  Returns the packet length.
+size_t am_encode_shoal(const am_packet &p, void *out);
+// Whether Shoal's fields can carry p (16-bit strides, sizes and counts, 12-bit piece sizes,
+// at most 15 pieces, handlers below 16, no rendezvous).
+bool am_shoal_fits(const am_packet &p);
 // Whether p must carry the extension word (a Shoal-limited peer cannot parse it).
 bool am_needs_ext(const am_packet &p);
 

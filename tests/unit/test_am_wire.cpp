@@ -501,9 +501,93 @@ TEST(AmWireReject, BadKinds) {
         std::vector<uint64_t> e = {uint64_t{kind} | am_ext, 0, 0};
         EXPECT_EQ(decode(e), am_wire_error::bad_type) << int{kind};
     }
-    // Strided and vectored exist only in the extended form.
-    EXPECT_EQ(decode({am_kind_strided, 0, 0, 0, 0, 0}), am_wire_error::bad_type);
-    EXPECT_EQ(decode({am_kind_vectored, 0, 0}), am_wire_error::bad_type);
+    // Without the extension word, strided and vectored are Shoal's forms: these are malformed
+    // ones (nothing described, words left over; no pieces).
+    EXPECT_EQ(decode({am_kind_strided, 0, 0, 0, 0, 0}), am_wire_error::bad_size);
+    EXPECT_EQ(decode({am_kind_vectored, 0, 0}), am_wire_error::bad_size);
+}
+
+// ---- Shoal's own strided, vectored and get packets (what a GAScore sends and parses) ----
+
+TEST(AmWireShoal, StridedRoundTripAndLayout) {
+    Message m;
+    m.p = header(am_kind_strided | am_async, 3, 4, 9, 0x1234);
+    m.p.dst_stride = {0x200, 48, 16, 3};
+    m.args = {77};
+    m.payload = pattern(48);
+    m.point();
+    m.p.nargs = 1;
+    m.p.payload_bytes = 48;
+    ASSERT_TRUE(am_shoal_fits(m.p));
+    m.len = am_encode_shoal(m.p, m.wire.data());
+    ASSERT_EQ(m.len, (3 + 1) * 8 + 48u);
+    EXPECT_EQ(m.wire[0], 0x1900300004000325u);  // type 0x25, src 3, dst 4, 48 bytes, handler 9, 1 arg
+    EXPECT_EQ(m.wire[1], 0x1234000300100030u);  // token, block count 3, block size 16, stride 48
+    EXPECT_EQ(m.wire[2], 0x200u);
+    am_packet d;
+    Exact buf = m.exact();
+    ASSERT_EQ(am_decode(buf.data(), buf.len, d), am_wire_error::ok);
+    EXPECT_EQ(d.kind(), am_kind_strided);
+    EXPECT_EQ(d.token, 0x1234);
+    EXPECT_EQ(d.dst_stride.offset, 0x200u);
+    EXPECT_EQ(d.dst_stride.stride, 48u);
+    EXPECT_EQ(d.dst_stride.block_size, 16u);
+    EXPECT_EQ(d.dst_stride.block_count, 3u);
+    EXPECT_EQ(d.args[0], 77u);
+    EXPECT_EQ(std::memcmp(d.payload, m.payload.data(), 48), 0);
+    // A size that disagrees with the stride word is refused.
+    std::vector<uint64_t> w = words_of(m);
+    w[0] += uint64_t{8} << 40;
+    EXPECT_NE(decode(w), am_wire_error::ok);
+}
+
+TEST(AmWireShoal, VectoredRoundTrip) {
+    Message m;
+    m.p = header(am_kind_vectored, 1, 2, 5, 7);
+    m.pieces = {0x100, 5, 0x300, 0, 0x400, 11};
+    m.payload = pattern(16);
+    m.point();
+    m.p.npieces = 3;
+    m.p.payload_bytes = 16;
+    ASSERT_TRUE(am_shoal_fits(m.p));
+    m.len = am_encode_shoal(m.p, m.wire.data());
+    EXPECT_EQ(m.wire[1], (uint64_t{7} << 48) | (uint64_t{5} << 20) | (uint64_t{3} << 4));
+    am_packet d;
+    Exact buf = m.exact();
+    ASSERT_EQ(am_decode(buf.data(), buf.len, d), am_wire_error::ok);
+    ASSERT_EQ(d.npieces, 3u);
+    for (unsigned i = 0; i < 6; ++i) EXPECT_EQ(d.pieces[i], m.pieces[i]) << i;
+    EXPECT_EQ(std::memcmp(d.payload, m.payload.data(), 16), 0);
+    // Pieces of 4096 bytes or more, or 16 pieces, do not fit Shoal's fields.
+    m.pieces[1] = 4096;
+    EXPECT_FALSE(am_shoal_fits(m.p));
+}
+
+TEST(AmWireShoal, GetsAreLongOrStridedWithReply) {
+    Message m;
+    m.p = header(am_kind_long, 0, 1, 0, 42);
+    m.p.src_offset = 0x80;
+    m.p.dst_offset = 0x1000;
+    m.p.payload_bytes = 512;
+    m.len = am_encode_shoal_get(m.p, m.wire.data());
+    ASSERT_EQ(m.len, 32u);
+    EXPECT_EQ(m.wire[0] & 0xFF, uint64_t{am_kind_long | am_reply});
+    EXPECT_EQ((m.wire[0] >> 40) & 0xFFFF, 512u);
+    EXPECT_EQ(m.wire[1], uint64_t{42} << 48);
+    EXPECT_EQ(m.wire[2], 0x80u);
+    EXPECT_EQ(m.wire[3], 0x1000u);
+    Message s;
+    s.p = header(am_kind_strided, 0, 1, 0, 43);
+    s.p.src_stride = {0x10, 32, 8, 4};
+    s.p.dst_stride = {0x20, 8, 8, 4};
+    s.p.payload_bytes = 32;
+    s.len = am_encode_shoal_get(s.p, s.wire.data());
+    ASSERT_EQ(s.len, 40u);
+    EXPECT_EQ(s.wire[0] & 0xFF, uint64_t{am_kind_strided | am_reply});
+    EXPECT_EQ(s.wire[1], 0x0000000400080020u);  // source stride word: no token
+    EXPECT_EQ(s.wire[2], 0x10u);
+    EXPECT_EQ(s.wire[3], (uint64_t{43} << 48) | 0x0000000400080008u);
+    EXPECT_EQ(s.wire[4], 0x20u);
 }
 
 TEST(AmWireReject, BadFlagCombinations) {
