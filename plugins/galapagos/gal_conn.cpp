@@ -310,7 +310,7 @@ int gal_conn_send(weft_fabric *f, gal_conn *c, gal_op *op)
 
 void gal_conn_flush(weft_fabric *f, gal_conn *c)
 {
-    if (!c->sq_head || c->dead.load(std::memory_order_acquire))
+    if (c->dead.load(std::memory_order_acquire))
         return;
     std::unique_lock<std::mutex> g(c->send_lock, std::try_to_lock);
     if (!g.owns_lock())
