@@ -19,9 +19,9 @@ echo "== ctest under ASan+UBSan"
 # phase checks the real 2 ms bound.
 (cd "$root/build-asan" && WEFT_TEST_RTT_BOUND_US=6000 ctest --output-on-failure --timeout 300 -j2)
 
-echo "== build (thread sanitizer: the threaded stream and collective suites)"
+echo "== build (thread sanitizer: the threaded stream, collective, PGAS and Galapagos suites)"
 bash "$root/scripts/build.sh" "$root/build-tsan" -DWEFT_SANITIZE=thread -DWEFT_STREAM_CHECKS=ON \
-  -DWEFT_BUILD_BENCH=OFF "-DWEFT_TEST_DIRS=streams;coll;pgas" >/dev/null
+  -DWEFT_BUILD_BENCH=OFF "-DWEFT_TEST_DIRS=p2p;streams;coll;pgas;galapagos" >/dev/null
 echo "== ctest under TSan"
 # UCX's memory hooks (mmap/munmap interception) crash under TSan's own interceptors.
 # TSan slows the threaded suites several-fold: WEFT_TEST_TIME_SCALE stretches their watchdogs,
@@ -35,4 +35,5 @@ echo "== ctest under TSan"
 # threads that sleep, so its 2 ms bound is relaxed to 8 ms (a spinning design is still caught:
 # it gives several scheduler ticks); the plain and ASan phases check the real bound.
 (cd "$root/build-tsan" && UCX_MEM_EVENTS=no WEFT_TEST_TIME_SCALE=3 WEFT_TEST_RTT_BOUND_US=8000 \
-  ctest --output-on-failure --timeout 300 -j1 -R '^streams|^coll[.]threads|^pgas[.](multiplex|progress_thread)' -E '[.]ofi$')
+  ctest --output-on-failure --timeout 300 -j1 \
+    -R '^streams|^coll[.]threads|^pgas[.](multiplex|progress_thread)|^galapagos[.](hostile|gascore)' -E '[.]ofi$')

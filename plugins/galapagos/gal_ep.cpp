@@ -337,6 +337,17 @@ int gal_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
     op->dest_slot = peer->slot;
     op->peer = peer;
     int rc = gal_conn_send(f, c, op);
+    if (rc == WEFT_PLUGIN_ERR_PEER_FAILED && op->done_bytes == 0) {
+        /* The connection broke before any byte of this message left: drop it and reconnect
+         * once.  A peer that is alive accepts (a dropped connection); one that is gone
+         * refuses, and the send fails. */
+        gal_conn_fail(f, c, "a write failed", false);
+        c = gal_conn_for(f, peer);
+        if (c) {
+            peer->conn.store(c, std::memory_order_release);
+            rc = gal_conn_send(f, c, op);
+        }
+    }
     if (rc == 0)
         return WEFT_PLUGIN_OK; /* queued: completes from a progress */
     {

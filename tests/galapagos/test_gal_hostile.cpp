@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -303,6 +304,30 @@ TEST_F(Hostile, SkippablePacketsKeepTheStreamInStep)
     EXPECT_EQ(log_count("no endpoint in the destination slot"), 1);
     close(fd);
     expect_node_serves(5);
+}
+
+/* A connection dropped under a live peer (here: shut down from outside the plugin) is
+ * replaced by a new one on the next send, which then arrives. */
+TEST_F(Hostile, ReconnectsAfterADroppedConnection)
+{
+    expect_node_serves(10); /* a's node now has a connection to its own listener */
+    int dropped = 0;
+    DIR *d = opendir("/proc/self/fd");
+    ASSERT_NE(d, nullptr);
+    while (dirent *e = readdir(d)) {
+        int fd = atoi(e->d_name);
+        sockaddr_in peer{};
+        socklen_t len = sizeof peer;
+        if (fd <= 2 || getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &len) != 0 ||
+            peer.sin_family != AF_INET || ntohs(peer.sin_port) != b_addr_.port)
+            continue;
+        shutdown(fd, SHUT_RDWR);
+        ++dropped;
+    }
+    closedir(d);
+    ASSERT_GE(dropped, 1) << "found no connection to the node's listener";
+    expect_node_serves(11);
+    EXPECT_GE(log_count("lost the connection"), 1);
 }
 
 } // namespace
