@@ -87,7 +87,7 @@ TEST_F(Loader, WrongAbiMajor) {
     std::string sel;
     EXPECT_EQ(open("tbadabi", sel), WEFT_ERR_PLUGIN);
     EXPECT_NE(detail.find("libweft-tbadabi.so"), std::string::npos) << detail;
-    EXPECT_NE(detail.find("ABI 99.0"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("ABI 99."), std::string::npos) << detail;
 }
 
 TEST_F(Loader, InitFailureReasonIsReported) {
