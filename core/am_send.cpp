@@ -97,6 +97,19 @@ am_tx &am_tx_acquire(am_kernel &k) {
 
 namespace {
 
+// Packs a payload that is not one contiguous buffer (strided or vectored in k's segment) into out.
+void gather_payload(const am_kernel &k, const am_source &src, char *out) {
+    if (src.stride != nullptr)
+        am_gather_stride(k.segment, *src.stride, out);
+    else
+        am_gather_pieces(k.segment, src.pieces, src.npieces, out);
+}
+
+// Where the payload goes in an encoded packet of len bytes: its last bytes, padded to a word.
+char *payload_place(am_tx &h, size_t len, uint64_t payload_bytes) {
+    return reinterpret_cast<char *>(h.buf) + len - ((payload_bytes + 7) & ~uint64_t{7});
+}
+
 // A get from a hardware kernel, in Shoal's form (a GAScore does not parse Weft's).
 int am_send_shoal_get(am_kernel &k, am_packet &p) {
     if ((p.kind() != am_kind_long && p.kind() != am_kind_strided) || !am_shoal_fits(p) ||
@@ -129,13 +142,7 @@ int am_send_shoal_put(am_kernel &k, am_packet &p, const am_source &src) {
     am_tx &h = am_tx_acquire(k);
     p.payload = src.contig;
     size_t len = am_encode_shoal(p, h.buf);
-    if (src.contig == nullptr && p.payload_bytes != 0) {
-        char *out = reinterpret_cast<char *>(h.buf) + len - ((p.payload_bytes + 7) & ~uint64_t{7});
-        if (src.stride != nullptr)
-            am_gather_stride(k.segment, *src.stride, out);
-        else
-            am_gather_pieces(k.segment, src.pieces, src.npieces, out);
-    }
+    if (src.contig == nullptr && p.payload_bytes != 0) gather_payload(k, src, payload_place(h, len, p.payload_bytes));
     if (int rc = am_post_send(k, p.dst, h.buf, len, 0, h.r)) return rc;
     h.busy = true;
     return WEFT_SUCCESS;
@@ -169,13 +176,7 @@ int am_send(am_kernel &k, am_packet &p, const am_source &src, am_tx **waiter) {
     am_tx &h = am_tx_acquire(k);
     p.payload = rndv ? nullptr : src.contig;
     size_t len = am_encode(p, h.buf);
-    if (has_payload && !rndv && src.contig == nullptr) {
-        char *out = reinterpret_cast<char *>(h.buf) + len - ((p.payload_bytes + 7) & ~uint64_t{7});
-        if (src.stride != nullptr)
-            am_gather_stride(k.segment, *src.stride, out);
-        else
-            am_gather_pieces(k.segment, src.pieces, src.npieces, out);
-    }
+    if (has_payload && !rndv && src.contig == nullptr) gather_payload(k, src, payload_place(h, len, p.payload_bytes));
     if (int rc = am_post_send(k, p.dst, h.buf, len, 0, h.r)) return rc;
     h.busy = true;
     if (!rndv) return WEFT_SUCCESS;
@@ -187,10 +188,7 @@ int am_send(am_kernel &k, am_packet &p, const am_source &src, am_tx **waiter) {
         if (d.heap == nullptr)
             return fail(WEFT_ERR_NO_MEM, "active message: cannot allocate %llu bytes to pack the payload",
                         static_cast<unsigned long long>(p.payload_bytes));
-        if (src.stride != nullptr)
-            am_gather_stride(k.segment, *src.stride, static_cast<char *>(d.heap));
-        else
-            am_gather_pieces(k.segment, src.pieces, src.npieces, static_cast<char *>(d.heap));
+        gather_payload(k, src, static_cast<char *>(d.heap));
         data = d.heap;
     }
     if (int rc = am_post_send(k, p.dst, data, p.payload_bytes, p.rndv_seq, d.r)) {

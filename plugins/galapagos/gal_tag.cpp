@@ -56,20 +56,26 @@ void recv_copy(gal_op *op, size_t offset, const uint8_t *data, size_t n)
     std::memcpy(static_cast<uint8_t *>(op->buf) + offset, data, take);
 }
 
+/* Takes u, which follows prev (nullptr: u is the head), off ep's unexpected queue. */
+void unexp_remove(weft_fabric_ep *ep, gal_unexp *prev, gal_unexp *u)
+{
+    if (prev)
+        prev->next = u->next;
+    else
+        ep->unexp_head = u->next;
+    if (ep->unexp_tail == u)
+        ep->unexp_tail = prev;
+    u->next = nullptr;
+}
+
 void unexp_unlink(weft_fabric_ep *ep, gal_unexp *u)
 {
     gal_unexp *prev = nullptr;
     for (gal_unexp *x = ep->unexp_head; x; prev = x, x = x->next) {
-        if (x != u)
-            continue;
-        if (prev)
-            prev->next = u->next;
-        else
-            ep->unexp_head = u->next;
-        if (ep->unexp_tail == u)
-            ep->unexp_tail = prev;
-        u->next = nullptr;
-        return;
+        if (x == u) {
+            unexp_remove(ep, prev, u);
+            return;
+        }
     }
 }
 
@@ -238,12 +244,7 @@ int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
             recv_copy(op, 0, u->data, u->arrived);
             op->done_bytes = u->arrived;
             if (u->arrived == u->length) { /* whole: off the queue, complete now */
-                if (prev)
-                    prev->next = u->next;
-                else
-                    ep->unexp_head = u->next;
-                if (ep->unexp_tail == u)
-                    ep->unexp_tail = prev;
+                unexp_remove(ep, prev, u);
                 std::free(u->data);
                 std::free(u);
                 recv_finish(op);
