@@ -53,7 +53,8 @@ void recv_copy(gal_op *op, size_t offset, const uint8_t *data, size_t n)
     if (offset >= op->length)
         return;
     size_t take = n < op->length - offset ? n : op->length - offset;
-    std::memcpy(static_cast<uint8_t *>(op->buf) + offset, data, take);
+    if (take)
+        std::memcpy(static_cast<uint8_t *>(op->buf) + offset, data, take);
 }
 
 /* Takes u, which follows prev (nullptr: u is the head), off ep's unexpected queue. */
@@ -170,7 +171,8 @@ void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n)
         rx.active = rx.arrived < rx.length;
         return;
     }
-    std::memcpy(rx.unexp->data + rx.arrived, data, n);
+    if (n) /* an empty message has no buffer */
+        std::memcpy(rx.unexp->data + rx.arrived, data, n);
     rx.arrived += n;
     std::lock_guard<std::mutex> g(ep->lock);
     gal_unexp *u = rx.unexp;
