@@ -32,7 +32,8 @@ case $layout in jacobi*) params=(--param "n=$2" --param "iters=$3" --param kerne
 
 listening=0
 for try in 1 2 3 4 5; do
-    port=$((20000 + (RANDOM * 7 + $$ + try * 131) % 40000))
+    # Below the ephemeral range (32768 up): no connection can hold it as its local port.
+    port=$((15000 + (RANDOM * 7 + $$ + try * 131) % 17000))
     cat >"$dir/cluster.json" <<EOF_CLUSTER
 {
   "nodes": [

@@ -115,20 +115,25 @@ do_stop() {
   return 0
 }
 
-port_busy() {  # listening on TCP port $1 (v4 or v6)?
+port_busy() {  # any TCP socket (listening or connected) on local port $1 (v4 or v6)?
   local hex
   hex=$(printf '%04X' "$1")
   if [ -r /proc/net/tcp ]; then
-    awk -v h=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }' \
+    awk -v h=":$hex" 'substr($2, length($2) - 4) == h { f = 1 } END { exit !f }' \
       /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
   fi
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-free_port() {  # a port in [20000, 60000) not listening and not in $* (already chosen)
-  local p
+# Ports below the kernel's ephemeral range: no connection made meanwhile (the test suite makes
+# many, in parallel) can take the chosen port as its local port before slurmctld binds it.
+free_port() {  # a port in [15000, ephemeral start) not in use and not in $* (already chosen)
+  local p lo=32768 span
+  read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+  span=$((lo - 15000))
+  [ "$span" -gt 100 ] || span=17768
   for _ in $(seq 200); do
-    p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    p=$((15000 + (RANDOM * 32768 + RANDOM) % span))
     case " $* " in *" $p "*) continue ;; esac
     port_busy "$p" || { echo "$p"; return 0; }
   done
