@@ -34,6 +34,11 @@ echo "== ctest under TSan"
 # (2 threads + 2 progress threads) on 2 cores take 1.5-2 ms a round trip even with progress
 # threads that sleep, so its 2 ms bound is relaxed to 8 ms (a spinning design is still caught:
 # it gives several scheduler ticks); the plain and ASan phases check the real bound.
+# streams.concurrent_use is left out too: it makes two threads use one stream at once on
+# purpose (to check that debug builds detect it), which is exactly a data race; TSan reported it
+# once (weft_isend against weft_wait on the stream's request pool) when the two calls did not
+# overlap closely enough for the check to fire.  It runs in the plain and ASan phases.
 (cd "$root/build-tsan" && UCX_MEM_EVENTS=no WEFT_TEST_TIME_SCALE=3 WEFT_TEST_RTT_BOUND_US=8000 \
   ctest --output-on-failure --timeout 300 -j1 \
-    -R '^streams|^coll[.]threads|^pgas[.](multiplex|progress_thread)|^galapagos[.](hostile|gascore)' -E '[.]ofi$')
+    -R '^streams|^coll[.]threads|^pgas[.](multiplex|progress_thread)|^galapagos[.](hostile|gascore)' \
+    -E '[.]ofi$|^streams[.]concurrent_use$')
