@@ -56,6 +56,23 @@ size_t stream_bytes(size_t length)
     return (n - 1) * full_packet_bytes + packet_wire_bytes(length, n - 1);
 }
 
+/* Writes what of iov the socket takes and advances op->done_bytes.  1: go on (wrote, or was
+ * interrupted); 0: the socket is full; -1: the connection failed. */
+int send_pieces(gal_conn *c, gal_op *op, struct iovec *iov, size_t n)
+{
+    struct msghdr m {};
+    m.msg_iov = iov;
+    m.msg_iovlen = n;
+    ssize_t k = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (k < 0) {
+        if (errno == EINTR)
+            return 1;
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    }
+    op->done_bytes += size_t(k);
+    return 1;
+}
+
 /* One raw Galapagos packet: header flit and the payload, nothing of Weft's. */
 int write_raw(gal_conn *c, gal_op *op)
 {
@@ -77,16 +94,8 @@ int write_raw(gal_conn *c, gal_op *op)
             skip -= gal::flit_bytes;
         }
         iov[n++] = {static_cast<uint8_t *>(op->buf) + skip, op->length - skip};
-        struct msghdr m {};
-        m.msg_iov = iov;
-        m.msg_iovlen = n;
-        ssize_t k = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
-        }
-        op->done_bytes += size_t(k);
+        if (int rc = send_pieces(c, op, iov, n); rc != 1)
+            return rc;
     }
     return 1;
 }
@@ -138,18 +147,8 @@ int write_some(gal_conn *c, gal_op *op)
                 ++niov;
             }
         }
-        struct msghdr m {};
-        m.msg_iov = iov;
-        m.msg_iovlen = niov;
-        ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return 0;
-            return -1;
-        }
-        op->done_bytes += size_t(n);
+        if (int rc = send_pieces(c, op, iov, niov); rc != 1)
+            return rc;
     }
     return 1;
 }

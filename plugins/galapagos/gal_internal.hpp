@@ -61,7 +61,7 @@ struct gal_op {
     uint64_t tag;              /* recv: wanted bits; send: the message's bits */
     uint64_t ignore;
     size_t length;             /* recv: capacity; send: message length */
-    size_t done_bytes;         /* recv: bytes delivered; send: bytes of the stream written */
+    size_t done_bytes;         /* sends: bytes of the stream written */
     size_t msg_length;         /* recv: the sender's length once matched */
     uint64_t msg_tag;
     void *buf;

@@ -179,7 +179,6 @@ void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n)
     u->arrived = rx.arrived;
     if (u->recv) { /* a receive matched it while it was arriving: it now gets the bytes */
         recv_copy(u->recv, rx.arrived - n, data, n);
-        u->recv->done_bytes = rx.arrived;
     }
     if (rx.arrived == rx.length) {
         rx.active = false;
@@ -244,7 +243,6 @@ int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
             op->msg_tag = u->tag;
             op->msg_length = u->length;
             recv_copy(op, 0, u->data, u->arrived);
-            op->done_bytes = u->arrived;
             if (u->arrived == u->length) { /* whole: off the queue, complete now */
                 unexp_remove(ep, prev, u);
                 std::free(u->data);
