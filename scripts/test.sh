@@ -17,7 +17,14 @@ echo "== ctest under ASan+UBSan"
 # As under TSan below, streams.progress_latency runs here for memory errors, not its timing:
 # ASan-slowed ofi round trips with progress threads measured 0.9-2.8 ms medians; the plain
 # phase checks the real 2 ms bound.
-(cd "$root/build-asan" && WEFT_TEST_RTT_BOUND_US=6000 ctest --output-on-failure --timeout 300 -j2)
+# ASAN_OPTIONS intercept_tls_get_addr=0: every process that starts Weft dlopens the fabric plugins
+# and their libraries (libucs, librdmacm, libnuma ... with dynamic TLS), and GCC 12's
+# LeakSanitizer now and then crashed at exit scanning a dynamic TLS block ("Tracer caught signal
+# 11") in tests that had all passed (unit tests, then p2p.errors, jacobi.*, pgas.unfreed_at_finalize
+# on a CI machine).  Heap memory is still leak-checked.  Tests that set ASAN_OPTIONS themselves
+# turn leak checking off altogether.
+(cd "$root/build-asan" && ASAN_OPTIONS=intercept_tls_get_addr=0 WEFT_TEST_RTT_BOUND_US=6000 \
+  ctest --output-on-failure --timeout 300 -j2)
 
 echo "== build (thread sanitizer: the threaded stream, collective, PGAS and Galapagos suites)"
 bash "$root/scripts/build.sh" "$root/build-tsan" -DWEFT_SANITIZE=thread -DWEFT_STREAM_CHECKS=ON \
