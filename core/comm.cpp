@@ -4,6 +4,7 @@
 #include <memory>
 #include <numeric>
 
+#include "enqueue.hpp"
 #include "error.hpp"
 #include "handle.hpp"
 #include "runtime.hpp"
@@ -92,6 +93,10 @@ extern "C" int weft_comm_free(weft_comm *handle) {
     if (c == nullptr) return fail(WEFT_ERR_COMM, "weft_comm_free: invalid communicator handle 0x%x", *handle);
     if (*handle == WEFT_COMM_WORLD || *handle == WEFT_COMM_SELF)
         return fail(WEFT_ERR_COMM, "weft_comm_free: WEFT_COMM_WORLD and WEFT_COMM_SELF cannot be freed");
+    if (c->enqueued.n.load() != 0) enqueue_flush();
+    if (int n = c->enqueued.n.load())
+        return fail(WEFT_ERR_BUSY, "weft_comm_free: %d enqueued operation(s) on the communicator's GPU queue have not "
+                    "finished; synchronize the queue (and complete isend/irecv_enqueue requests with weft_wait_enqueue)", n);
     int pending = std::accumulate(c->pending.begin(), c->pending.end(), 0);
     if (pending != 0)
         return fail(WEFT_ERR_BUSY, "weft_comm_free: %d operation(s) on the communicator are still pending; complete them first",

@@ -37,6 +37,14 @@ struct comm {
     // Requests not yet completed by wait/test, per local index (each counted under that
     // endpoint's serialization, so no atomics on the stream path).
     std::vector<int> pending;
+    // Operations registered on a GPU queue (enqueue API) and not yet retired.  (A copy of a
+    // communicator, the start of a dup, starts with none.)
+    struct counter {
+        std::atomic<int> n{0};
+        counter() = default;
+        counter(const counter &) {}
+        counter &operator=(const counter &) { return *this; }
+    } enqueued;
     // Collectives started on this communicator; each takes the next tag (same order everywhere).
     uint32_t coll_seq = 0;
     std::shared_ptr<coll_sched> blocking_sched;  // reused by blocking collectives

@@ -108,6 +108,7 @@ const char *code_text(int code) {
         case WEFT_ERR_UNSUPPORTED: return "operation not supported";
         case WEFT_ERR_THREAD: return "not allowed at the provided thread level";
         case WEFT_ERR_INTERNAL: return "internal error";
+        case WEFT_ERR_NO_DEVICE: return "no GPU driver or device for the queue";
         default: return nullptr;
     }
 }

@@ -11,7 +11,7 @@
 
 namespace weft {
 
-enum class handle_kind : uint32_t { comm = 1, info = 2, stream = 3, request = 4, datatype = 5, op = 6, pgas = 7 };
+enum class handle_kind : uint32_t { comm = 1, info = 2, stream = 3, request = 4, datatype = 5, op = 6, pgas = 7, enqueue = 8 };
 
 constexpr uint32_t handle_kind_bits(int handle) { return static_cast<uint32_t>(handle) >> 28; }
 constexpr uint32_t handle_generation(int handle) { return (static_cast<uint32_t>(handle) >> 20) & 0xff; }

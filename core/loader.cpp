@@ -192,7 +192,10 @@ bool loader_parse_preference(const std::string &text, fabric_preference &out, st
 
 int loader_open_fabric(const fabric_preference &pref, const std::string &source,
                        const weft_plugin_host_t *host, fabric_open &out) {
+    // Queue plugins (libweft-queue-<name>.so, as NCCL names its kinds: libnccl-net-*, libnccl-tuner-*)
+    // are left alone: loading one pulls in a GPU runtime, which fabric selection must not pay for.
     std::vector<plugin_file> files = loader_scan();
+    std::erase_if(files, [](const plugin_file &f) { return f.name.rfind("queue-", 0) == 0; });
     auto excluded = [&](const std::string &n) {
         return std::find(pref.exclude.begin(), pref.exclude.end(), n) != pref.exclude.end();
     };

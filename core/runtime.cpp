@@ -13,6 +13,7 @@
 
 #include "comm.hpp"
 #include "stream.hpp"
+#include "enqueue.hpp"
 #include "error.hpp"
 #include "info.hpp"
 #include "op.hpp"
@@ -38,6 +39,7 @@ int plugin_error(int plugin_code) {
         case WEFT_PLUGIN_ERR_TRUNCATE: return WEFT_ERR_TRUNCATE;
         case WEFT_PLUGIN_ERR_UNSUPPORTED: return WEFT_ERR_UNSUPPORTED;
         case WEFT_PLUGIN_ERR_INVALID: return WEFT_ERR_ARG;
+        case WEFT_PLUGIN_ERR_NO_DEVICE: return WEFT_ERR_NO_DEVICE;
         case WEFT_PLUGIN_ERR_PEER_FAILED:
         case WEFT_PLUGIN_ERR_UNREACHABLE: return WEFT_ERR_PROC_FAILED;
         default: return WEFT_ERR_FABRIC;
@@ -59,10 +61,6 @@ const char *host_hint(void *ctx, const char *key) {
     return it == hints->end() ? nullptr : it->second.c_str();
 }
 
-const weft_plugin_host_t *plugin_host() {
-    static weft_plugin_host_t host{sizeof(weft_plugin_host_t), host_log, host_hint, &rt().hints};
-    return &host;
-}
 
 int copy_hints(weft_info info, std::map<std::string, std::string> &out) {
     out.clear();
@@ -224,6 +222,12 @@ int init(int required, weft_info info, int *provided) {
 }
 
 }  // namespace
+
+const weft_plugin_host_t *plugin_host() {
+    static weft_plugin_host_t host{sizeof(weft_plugin_host_t), host_log, host_hint, &rt().hints};
+    return &host;
+}
+
 }  // namespace weft
 
 using namespace weft;
@@ -242,7 +246,9 @@ extern "C" int weft_init_info(int *, char ***, int required, weft_info info, int
 extern "C" int weft_finalize(void) {
     if (int rc = runtime_check("weft_finalize")) return rc;
     runtime &r = rt();
+    enqueue_finalize();
     stream_finalize_all();
+    queue_plugins_finalize();
     // Contexts the program did not free: withdraw their receives while the endpoints exist
     // (progress threads, which run handlers, are stopped by now).
     pgas_finalize_all();

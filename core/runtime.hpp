@@ -59,4 +59,7 @@ inline int runtime_check(const char *fn) {
 // Maps a plugin return code to a WEFT_ERR_* code.
 int plugin_error(int plugin_code);
 
+// Services given to plugins (log, init hints).
+const weft_plugin_host_t *plugin_host();
+
 }  // namespace weft

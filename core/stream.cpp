@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "enqueue.hpp"
 #include "error.hpp"
 #include "handle.hpp"
 #include "info.hpp"
@@ -122,13 +123,17 @@ extern "C" int weft_stream_create(weft_info info, weft_stream *out) {
         int n = 0;
         if (weft_info_get_nkeys(info, &n) != WEFT_SUCCESS)
             return fail(WEFT_ERR_INFO, "weft_stream_create: invalid info handle 0x%x", info);
-        for (const char *key : {"type", "value", "weft_shared_endpoint"})
+        // Every key: queue plugins may read their own (weft_ze_context, ...).
+        for (int i = 0; i < n; ++i) {
+            char key[WEFT_MAX_INFO_KEY + 1];
+            if (weft_info_get_nthkey(info, i, key) != WEFT_SUCCESS) continue;
             if (auto v = info_lookup(info, key)) s->hints[key] = *v;
+        }
     }
-    if (auto it = s->hints.find("type"); it != s->hints.end())
-        return fail(WEFT_ERR_UNSUPPORTED,
-                    "weft_stream_create: info type '%s' names a GPU queue, and no queue plugin for it is loaded",
-                    it->second.c_str());
+    if (s->hints.count("type") != 0) {
+        if (int rc = queue_attach(s->hints, s->queue)) return rc;
+        s->queue->device_fabric = (rt().fabric.caps.flags & WEFT_FABRIC_CAP_DEVICE_MEMORY) != 0;
+    }
     runtime &r = rt();
     if (auto it = s->hints.find("weft_shared_endpoint"); it != s->hints.end() && it->second == "true") {
         std::lock_guard lock(r.pool_mutex);
@@ -137,8 +142,18 @@ extern "C" int weft_stream_create(weft_info info, weft_stream *out) {
     } else {
         if (int rc = take_explicit(s->endpoint)) return rc;
     }
+    if (s->queue) {
+        // The enqueue progress thread posts on this endpoint while the program may call
+        // ordinary operations on it: take its lock.
+        s->endpoint->locking = true;
+        if (int rc = enqueue_register(*s)) {
+            if (s->exclusive) give_back(s->endpoint);
+            return rc;
+        }
+    }
     int h = streams().insert(s);
     if (h == 0) {
+        if (s->queue) enqueue_unregister(*s);
         if (s->exclusive) give_back(s->endpoint);
         return fail(WEFT_ERR_NO_MEM, "weft_stream_create: too many streams");
     }
@@ -156,6 +171,10 @@ extern "C" int weft_stream_free(weft_stream *handle) {
         return fail(WEFT_ERR_BUSY, "weft_stream_free: %d operation(s) on the stream are still pending", s->pending);
     if (s->progress_thread.joinable())
         return fail(WEFT_ERR_BUSY, "weft_stream_free: the stream's progress thread is running; call weft_stop_progress_thread");
+    if (s->queue) {
+        if (int rc = enqueue_unregister(*s)) return rc;
+        if (s->exclusive) s->endpoint->locking = false;
+    }
     if (s->exclusive) give_back(s->endpoint);
     streams().erase(*handle);
     *handle = WEFT_STREAM_NULL;

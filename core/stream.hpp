@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "queue.hpp"
 #include "vci.hpp"
 #include "weft/weft.h"
 
@@ -15,7 +16,8 @@ struct stream {
     bool exclusive = true;       // owns an explicit endpoint (else shares an implicit one)
     std::atomic<int> comm_refs{0};  // communicators attached to it
     int pending = 0;             // requests posted on it and not yet completed by wait/test
-    std::map<std::string, std::string> hints;  // "type"/"value" (GPU queue), kept for the queue plugins
+    std::map<std::string, std::string> hints;  // the info's keys ("type"/"value": a GPU queue)
+    std::unique_ptr<gpu_queue> queue;          // the attached GPU queue, if any
     // Progress thread (weft_start_progress_thread).
     std::thread progress_thread;
     std::atomic<bool> progress_stop{false};

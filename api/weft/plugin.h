@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 #define WEFT_PLUGIN_ABI_MAJOR 1
-#define WEFT_PLUGIN_ABI_MINOR 1
+#define WEFT_PLUGIN_ABI_MINOR 2
 
 /* Return codes of plugin operations.  Negative: failure; the core maps them to WEFT_ERR_*. */
 enum {
@@ -35,7 +35,8 @@ enum {
     WEFT_PLUGIN_ERR_INVALID = -7,     /* bad argument */
     WEFT_PLUGIN_ERR_NOT_FOUND = -8,   /* cancel: no such pending operation */
     WEFT_PLUGIN_ERR_PEER_FAILED = -9, /* completion status: the peer process failed */
-    WEFT_PLUGIN_ERR_OTHER = -10
+    WEFT_PLUGIN_ERR_OTHER = -10,
+    WEFT_PLUGIN_ERR_NO_DEVICE = -11   /* (ABI minor 2) queue plugins: no driver or no device */
 };
 
 typedef enum weft_plugin_kind {
@@ -174,6 +175,81 @@ typedef struct weft_fabric_ops_v1 {
                        const void *buf, size_t len, void *context);
 } weft_fabric_ops_v1_t;
 
+/* ========================================================================= queue plugins ==
+ * (ABI minor 2.)  A queue plugin drives one GPU runtime's serial execution queues (CUDA
+ * streams, HIP streams, Level Zero command lists) for the enqueue API: the core appends
+ * "tell the host this point was reached" and "wait until the host releases this point" to a
+ * queue, and async copies between host and device memory; a core progress thread polls
+ * `reached` and calls `release`.
+ *
+ * Points are numbered by the core with 32-bit serial numbers that start at 1 and increase by
+ * one per appended signal or wait on a queue (signals and waits share the sequence); compare
+ * them as (int32_t)(a - b) >= 0, never with >=, since they wrap.  Appends to one queue come
+ * from one thread at a time; reached and release may run on another thread at the same time,
+ * and the plugin makes that safe. */
+
+typedef struct weft_queue_runtime weft_queue_runtime_t; /* opaque: the opened runtime */
+typedef struct weft_queue weft_queue_t;                 /* opaque: one attached native queue */
+
+typedef enum weft_mem_kind {
+    WEFT_MEM_HOST = 0,        /* ordinary host memory, or memory the runtime does not know */
+    WEFT_MEM_HOST_PINNED = 1, /* page-locked host memory registered with the runtime */
+    WEFT_MEM_DEVICE = 2,      /* device memory: the host must not touch it */
+    WEFT_MEM_MANAGED = 3      /* managed (unified, shared) memory: host-accessible */
+} weft_mem_kind_t;
+
+/* How the queue synchronizes with the host (WEFT_ENQUEUE=memops|hostfn). */
+enum {
+    WEFT_QUEUE_SYNC_MEMOPS = 1, /* stream memory operations / host-signalled events */
+    WEFT_QUEUE_SYNC_HOSTFN = 2  /* host callbacks run by the runtime (cuLaunchHostFunc, ...) */
+};
+
+typedef struct weft_queue_attach_args {
+    uint32_t struct_size;
+    const char *type;         /* info "type": one of the plugin's types */
+    const void *handle;       /* info "value", hex-decoded: the native handle's bytes */
+    size_t handle_size;
+    int sync;                 /* WEFT_QUEUE_SYNC_* requested; the plugin may fall back */
+    /* Reads another info key of the stream being created, hex-decoded into buf[size]:
+     * WEFT_PLUGIN_OK, WEFT_PLUGIN_ERR_NOT_FOUND (key unset) or WEFT_PLUGIN_ERR_INVALID (not
+     * hex, or another size). */
+    int (*get_hex)(void *ctx, const char *key, void *buf, size_t size);
+    void *get_hex_ctx;
+} weft_queue_attach_args_t;
+
+typedef struct weft_queue_ops_v1 {
+    /* NULL-terminated list of the info "type" values this plugin decodes, e.g. "cudaStream_t". */
+    const char *const *types;
+    /* Open the runtime.  Without a driver or a device: WEFT_PLUGIN_ERR_NO_DEVICE and a reason
+     * in why[why_len] ("no CUDA device: cuInit: CUDA_ERROR_NO_DEVICE"). */
+    int (*init)(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, char *why,
+                size_t why_len);
+    int (*finalize)(weft_queue_runtime_t *rt);
+    /* Decode and check a native queue (wrong size, undecodable or invalid: an error and a
+     * reason).  *sync_used: the mechanism the plugin will use (the requested one, or
+     * WEFT_QUEUE_SYNC_HOSTFN where memory operations are unsupported).  The native queue
+     * stays the user's: detach never destroys it. */
+    int (*attach)(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,
+                  weft_queue_t **q, int *sync_used, char *why, size_t why_len);
+    /* Called once everything appended has executed (the last point was reached). */
+    int (*detach)(weft_queue_t *q);
+    /* Append: when execution reaches this point, reached() becomes value. */
+    int (*append_signal)(weft_queue_t *q, uint32_t value);
+    /* Append: execution stops here until release(v) with (int32_t)(v - value) >= 0. */
+    int (*append_wait)(weft_queue_t *q, uint32_t value);
+    /* Append an asynchronous copy of bytes from src to dst (host, pinned or device memory). */
+    int (*append_copy)(weft_queue_t *q, void *dst, const void *src, size_t bytes);
+    /* Host side, never blocks: the value of the last signal executed, 0 before the first. */
+    uint32_t (*reached)(weft_queue_t *q);
+    /* Host side: lets every wait of value <= value go on.  Never blocks. */
+    int (*release)(weft_queue_t *q, uint32_t value);
+    /* What kind of memory ptr points to, as seen from q's device and context. */
+    int (*mem_kind)(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind);
+    /* Page-locked host memory for staging device buffers through q's copies. */
+    int (*host_alloc)(weft_queue_t *q, size_t bytes, void **ptr);
+    int (*host_free)(weft_queue_t *q, void *ptr);
+} weft_queue_ops_v1_t;
+
 /* ========================================================================= the plugin ==== */
 typedef struct weft_plugin_v1 {
     uint32_t abi_major;       /* WEFT_PLUGIN_ABI_MAJOR the plugin was built with */
@@ -182,7 +258,8 @@ typedef struct weft_plugin_v1 {
     const char *name;         /* short name used in WEFT_FABRIC, e.g. "ucx" */
     const char *version;      /* plugin version, e.g. "1.0 (UCX 1.13.1)" */
     int priority;             /* higher is preferred when the user states no preference */
-    const void *ops;          /* kind FABRIC: const weft_fabric_ops_v1_t * */
+    const void *ops;          /* kind FABRIC: const weft_fabric_ops_v1_t *;
+                                 kind QUEUE: const weft_queue_ops_v1_t * (ABI minor 2) */
 } weft_plugin_v1_t;
 
 #define WEFT_PLUGIN_SYMBOL "weft_plugin_v1"

@@ -59,7 +59,8 @@ enum {
     WEFT_ERR_UNSUPPORTED = 27,      /* valid request this build or fabric cannot do */
     WEFT_ERR_THREAD = 28,           /* call not allowed at the provided thread level */
     WEFT_ERR_INTERNAL = 29,
-    WEFT_ERR_LASTCODE = 29
+    WEFT_ERR_NO_DEVICE = 30,        /* no GPU driver or device for the queue (see the message) */
+    WEFT_ERR_LASTCODE = 30
 };
 
 #define WEFT_MAX_ERROR_STRING 512
@@ -391,6 +392,40 @@ WEFT_API int weft_iscan(const void *sendbuf, void *recvbuf, size_t count, weft_d
 WEFT_API int weft_iexscan(const void *sendbuf, void *recvbuf, size_t count,
                           weft_datatype datatype, weft_op op, weft_comm comm,
                           weft_request *request);
+
+/* ===================================================================== GPU enqueue ==
+ * On a communicator whose local stream has a GPU queue (weft_stream_create with info "type"
+ * and hex "value": "cudaStream_t", "hipStream_t", "ze_command_list_handle_t",
+ * "ze_command_queue_handle_t", "sycl::queue"), these calls return once the operation is
+ * registered; it starts when the queue reaches it, and the queue goes on past it once it has
+ * completed.  Buffers (host, pinned, managed or device memory) must stay valid until then.
+ * Device buffers are staged through pinned host memory with copies on the same queue unless
+ * the fabric handles device memory.  One progress thread serves all GPU queues.  WEFT_ENQUEUE=
+ * memops (default: stream memory operations, Level Zero host-signalled events) or hostfn
+ * (host callbacks) picks how the queue and the thread meet.  A status pointer is written when
+ * the operation completes, before the queue goes on.  On a communicator without a GPU queue
+ * they fail with WEFT_ERR_STREAM. */
+WEFT_API int weft_send_enqueue(const void *buf, size_t count, weft_datatype datatype, int dest,
+                               int tag, weft_comm comm);
+WEFT_API int weft_recv_enqueue(void *buf, size_t count, weft_datatype datatype, int source,
+                               int tag, weft_comm comm, weft_status *status);
+/* The request starts when the queue reaches this point; the queue does not wait for it. */
+WEFT_API int weft_isend_enqueue(const void *buf, size_t count, weft_datatype datatype, int dest,
+                                int tag, weft_comm comm, weft_request *request);
+WEFT_API int weft_irecv_enqueue(void *buf, size_t count, weft_datatype datatype, int source,
+                                int tag, weft_comm comm, weft_request *request);
+/* The queue waits here for the request(s), which must come from *_enqueue calls on the same
+ * queue (else WEFT_ERR_REQUEST); the handles become WEFT_REQUEST_NULL at once. */
+WEFT_API int weft_wait_enqueue(weft_request *request, weft_status *status);
+WEFT_API int weft_waitall_enqueue(size_t count, weft_request requests[], weft_status statuses[]);
+WEFT_API int weft_allreduce_enqueue(const void *sendbuf, void *recvbuf, size_t count,
+                                    weft_datatype datatype, weft_op op, weft_comm comm);
+WEFT_API int weft_bcast_enqueue(void *buffer, size_t count, weft_datatype datatype, int root,
+                                weft_comm comm);
+WEFT_API int weft_barrier_enqueue(weft_comm comm);
+WEFT_API int weft_allgather_enqueue(const void *sendbuf, size_t sendcount, weft_datatype sendtype,
+                                    void *recvbuf, size_t recvcount, weft_datatype recvtype,
+                                    weft_comm comm);
 
 /* ============================================ PGAS active messages (the Shoal semantics) ==
  * A PGAS context spans the kernels of a communicator: one kernel per rank, or on a multiplex

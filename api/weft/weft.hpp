@@ -414,6 +414,33 @@ class Request {
     weft_request h_ = WEFT_REQUEST_NULL;
 };
 
+// A request of weft_isend_enqueue / weft_irecv_enqueue: completed on its GPU queue.  Dropping
+// an active one enqueues its wait, so the queue never runs past an unfinished operation.
+class QueueRequest {
+  public:
+    QueueRequest() = default;
+    explicit QueueRequest(weft_request adopt) noexcept : h_(adopt) {}
+    ~QueueRequest() {
+        if (h_ != WEFT_REQUEST_NULL) weft_wait_enqueue(&h_, WEFT_STATUS_IGNORE);
+    }
+    QueueRequest(const QueueRequest &) = delete;
+    QueueRequest &operator=(const QueueRequest &) = delete;
+    QueueRequest(QueueRequest &&o) noexcept : h_(std::exchange(o.h_, WEFT_REQUEST_NULL)) {}
+    QueueRequest &operator=(QueueRequest &&o) noexcept {
+        if (this != &o) {
+            QueueRequest old(std::exchange(h_, std::exchange(o.h_, WEFT_REQUEST_NULL)));
+        }
+        return *this;
+    }
+    bool active() const noexcept { return h_ != WEFT_REQUEST_NULL; }
+    weft_request handle() const noexcept { return h_; }
+    // Enqueues the wait; *status (if given) is written when the request completes.
+    void wait_enqueue(weft_status *status = WEFT_STATUS_IGNORE) { check(weft_wait_enqueue(&h_, status)); }
+
+  private:
+    weft_request h_ = WEFT_REQUEST_NULL;
+};
+
 // ---- Communicators ----
 
 // A non-owning view of a communicator (WEFT_COMM_WORLD by default).
@@ -676,6 +703,46 @@ class Comm {
     void exscan(std::span<In, N> in, std::span<Out, M> out, weft_op op) const {
         detail::check_count(out.size() == in.size(), "exscan", "out", out.size(), "expected", in.size());
         exscan(in.data(), out.data(), in.size(), datatype_of_v<Out>, op);
+    }
+
+    // GPU enqueue (on a communicator whose stream has a GPU queue; see weft.h).  The status of
+    // recv_enqueue is written when the receive completes, before the queue goes on.
+    void send_enqueue(const void *buf, size_t count, weft_datatype type, int dest, int tag) const {
+        check(weft_send_enqueue(buf, count, type, dest, tag, c_));
+    }
+    void recv_enqueue(void *buf, size_t count, weft_datatype type, int source, int tag,
+                      weft_status *status = WEFT_STATUS_IGNORE) const {
+        check(weft_recv_enqueue(buf, count, type, source, tag, c_, status));
+    }
+    QueueRequest isend_enqueue(const void *buf, size_t count, weft_datatype type, int dest, int tag) const {
+        weft_request r = WEFT_REQUEST_NULL;
+        check(weft_isend_enqueue(buf, count, type, dest, tag, c_, &r));
+        return QueueRequest(r);
+    }
+    QueueRequest irecv_enqueue(void *buf, size_t count, weft_datatype type, int source, int tag) const {
+        weft_request r = WEFT_REQUEST_NULL;
+        check(weft_irecv_enqueue(buf, count, type, source, tag, c_, &r));
+        return QueueRequest(r);
+    }
+    template <builtin_type T, size_t N>
+    void send_enqueue(std::span<T, N> buf, int dest, int tag) const {
+        send_enqueue(buf.data(), buf.size(), datatype_of_v<T>, dest, tag);
+    }
+    template <builtin_type T, size_t N>
+        requires(!std::is_const_v<T>)
+    void recv_enqueue(std::span<T, N> buf, int source, int tag, weft_status *status = WEFT_STATUS_IGNORE) const {
+        recv_enqueue(buf.data(), buf.size(), datatype_of_v<T>, source, tag, status);
+    }
+    void allreduce_enqueue(const void *in, void *out, size_t count, weft_datatype type, weft_op op) const {
+        check(weft_allreduce_enqueue(in, out, count, type, op, c_));
+    }
+    void bcast_enqueue(void *buf, size_t count, weft_datatype type, int root) const {
+        check(weft_bcast_enqueue(buf, count, type, root, c_));
+    }
+    void barrier_enqueue() const { check(weft_barrier_enqueue(c_)); }
+    void allgather_enqueue(const void *in, size_t in_count, weft_datatype in_type, void *out, size_t out_count,
+                           weft_datatype out_type) const {
+        check(weft_allgather_enqueue(in, in_count, in_type, out, out_count, out_type, c_));
     }
 
   protected:

@@ -57,6 +57,18 @@ int main(int argc, char **argv) {
             } else {
                 std::printf("  status:   does not open: %s\n", reason[0] ? reason : "no reason given");
             }
+        } else if (p.desc->kind == WEFT_PLUGIN_KIND_QUEUE && p.desc->abi_minor >= 2) {
+            auto *ops = static_cast<const weft_queue_ops_v1_t *>(p.desc->ops);
+            std::printf("  types:   ");
+            for (const char *const *t = ops->types; t != nullptr && *t != nullptr; ++t) std::printf(" %s", *t);
+            char reason[512] = "";
+            weft_queue_runtime_t *runtime = nullptr;
+            if (ops->init != nullptr && ops->init(&host, &runtime, reason, sizeof reason) == WEFT_PLUGIN_OK) {
+                std::printf("\n  status:   opens\n");
+                if (ops->finalize != nullptr) ops->finalize(runtime);
+            } else {
+                std::printf("\n  status:   does not open: %s\n", reason[0] ? reason : "no reason given");
+            }
         }
         std::printf("\n");
     }

@@ -1,0 +1,288 @@
+// The enqueue progress thread: one thread serves every GPU queue.  It polls each queue's
+// reached point, starts the operations the queue has reached, completes them, and releases the
+// queue's waits in order.
+#include "enqueue.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <thread>
+
+#include "comm.hpp"
+#include "error.hpp"
+#include "stream.hpp"
+
+namespace weft {
+namespace {
+
+struct engine {
+    std::mutex mutex;  // queues, stop, and the thread's sleep
+    std::condition_variable wake;
+    std::vector<gpu_queue *> queues;
+    std::thread thread;
+    bool stop = false;
+    bool work = false;  // set by enqueue_notify; cleared by the thread before each pass
+};
+
+engine &eng() {
+    static engine e;
+    return e;
+}
+
+int start_host_op(enqueue_op &op) {
+    switch (op.what) {
+        case enqueue_op::kind::send:
+            return weft_isend(op.sbuf, op.count, op.type, op.peer, op.tag, op.comm, &op.req);
+        case enqueue_op::kind::recv:
+            return weft_irecv(op.rbuf, op.count, op.type, op.peer, op.tag, op.comm, &op.req);
+        case enqueue_op::kind::allreduce:
+            return weft_iallreduce(op.sbuf, op.rbuf, op.count, op.type, op.op, op.comm, &op.req);
+        case enqueue_op::kind::bcast:
+            return weft_ibcast(op.rbuf, op.count, op.type, op.peer, op.comm, &op.req);
+        case enqueue_op::kind::barrier:
+            return weft_ibarrier(op.comm, &op.req);
+        case enqueue_op::kind::allgather:
+            return weft_iallgather(op.sbuf, op.count, op.type, op.rbuf, op.rcount, op.rtype, op.comm, &op.req);
+        case enqueue_op::kind::wait:
+            return WEFT_SUCCESS;
+    }
+    return WEFT_ERR_INTERNAL;
+}
+
+void complete(enqueue_op &op, int error, const weft_status *st) {
+    op.completed = true;
+    if (st != nullptr) op.result = *st;
+    if (error != WEFT_SUCCESS) {
+        op.result.error = error;
+        log(WEFT_LOG_WARN, "an enqueued operation failed: %s", current_error_detail().c_str());
+    }
+    if (op.status != WEFT_STATUS_IGNORE) *op.status = op.result;
+}
+
+// One pass over a queue (caller holds q.mutex).  Returns true when something moved.
+bool service(gpu_queue &q) {
+    bool moved = false;
+    uint32_t reached = q.ops->reached(q.q);
+    for (auto &p : q.ops_list) {
+        enqueue_op &op = *p;
+        if (op.completed) continue;
+        if (op.what == enqueue_op::kind::wait) {
+            if (!std::all_of(op.deps.begin(), op.deps.end(), [](auto &d) { return d->completed; })) continue;
+            int first_error = WEFT_SUCCESS;
+            for (size_t i = 0; i < op.deps.size(); ++i) {
+                if (op.statuses != WEFT_STATUSES_IGNORE) op.statuses[i] = op.deps[i]->result;
+                if (first_error == WEFT_SUCCESS) first_error = op.deps[i]->result.error;
+            }
+            op.completed = true;
+            op.result.error = first_error;
+            if (op.status != WEFT_STATUS_IGNORE && op.deps.size() == 1) *op.status = op.deps[0]->result;
+            moved = true;
+            continue;
+        }
+        if (!op.started) {
+            if (!point_reached(reached, op.start)) break;  // later ops start later still
+            op.started = true;
+            moved = true;
+            weft_status empty{};
+            int rc = start_host_op(op);
+            log(WEFT_LOG_DEBUG, "enqueue: %s queue reached point %u: started operation %d (code %d)", q.type.c_str(),
+                op.start, static_cast<int>(op.what), rc);
+            if (rc != WEFT_SUCCESS) {
+                complete(op, rc, &empty);
+                continue;
+            }
+        }
+        int flag = 0;
+        weft_status st{};
+        int rc = weft_test(&op.req, &flag, &st);
+        if (rc == WEFT_ERR_IN_STATUS) rc = st.error;
+        if (flag || rc != WEFT_SUCCESS) {
+            complete(op, rc, &st);
+            moved = true;
+        }
+    }
+    // Releases in queue order: a release lets every earlier wait go too.
+    uint32_t release = 0;
+    for (auto &p : q.ops_list) {
+        if (p->release == 0 || p->released) continue;
+        if (!p->completed) break;
+        p->released = true;
+        release = p->release;
+    }
+    if (release != 0) {
+        log(WEFT_LOG_DEBUG, "enqueue: %s queue released up to point %u", q.type.c_str(), release);
+        q.ops->release(q.q, release);
+        moved = true;
+    }
+    // Retire what needs nothing more from the queue.
+    reached = q.ops->reached(q.q);
+    size_t before = q.ops_list.size();
+    std::erase_if(q.ops_list, [&](auto &p) {
+        return p->completed && (p->release == 0 || p->released) && (p->done == 0 || point_reached(reached, p->done));
+    });
+    return moved || q.ops_list.size() != before;
+}
+
+void progress_loop() {
+    engine &e = eng();
+    unsigned idle = 0;
+    std::unique_lock lock(e.mutex);
+    while (!e.stop) {
+        e.work = false;
+        bool busy = false, moved = false;
+        for (gpu_queue *q : e.queues) {
+            std::lock_guard ql(q->mutex);
+            moved |= service(*q);
+            busy |= !q->ops_list.empty();
+        }
+        if (moved) {
+            idle = 0;
+            continue;
+        }
+        if (!busy) {
+            // Nothing registered: sleep until an enqueue call or finalize wakes us.
+            e.wake.wait(lock, [&] { return e.stop || e.work; });
+            idle = 0;
+            continue;
+        }
+        // Operations wait for their queue or the network.  A GPU writes host memory without
+        // telling anyone, so there is nothing to sleep on: poll, yielding first, then in naps
+        // that grow to 50 us, so that an idle wait costs little CPU (more threads than cores is
+        // the normal case) and a busy one answers within microseconds.
+        ++idle;
+        lock.unlock();
+        if (idle < 64) {
+            sched_yield();
+        } else {
+            std::this_thread::sleep_for(std::chrono::microseconds(std::min(50u, (idle - 63) * 5)));
+        }
+        lock.lock();
+    }
+}
+
+// Waits (bounded) until the queue has passed every point appended to it, so that detach frees
+// nothing it still reads.  A trailing wait gets a signal after it to be seen passing.
+bool queue_drained(gpu_queue &q, std::chrono::steady_clock::time_point deadline) {
+    uint32_t target;
+    {
+        std::lock_guard ql(q.mutex);
+        if (q.last_point == 0) return true;
+        if (!q.last_is_signal) {
+            uint32_t p = q.next_point;
+            if (q.ops->append_signal(q.q, p) != WEFT_PLUGIN_OK) return false;
+            q.next_point = p + 1;
+            q.last_point = p;
+            q.last_is_signal = true;
+        }
+        target = q.last_point;
+    }
+    while (!point_reached(q.ops->reached(q.q), target)) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    return true;
+}
+
+}  // namespace
+
+enqueue_op::~enqueue_op() {
+    if (counted != nullptr) counted->enqueued.n.fetch_sub(1);
+    for (void *p : staging)
+        if (p != nullptr) queue->ops->host_free(queue->q, p);
+}
+
+int enqueue_register(stream &s) {
+    engine &e = eng();
+    std::lock_guard lock(e.mutex);
+    if (!e.thread.joinable()) {
+        e.stop = false;
+        try {
+            e.thread = std::thread(progress_loop);
+        } catch (const std::system_error &x) {
+            return fail(WEFT_ERR_NO_MEM, "weft_stream_create: cannot start the enqueue progress thread: %s", x.what());
+        }
+    }
+    e.queues.push_back(s.queue.get());
+    return WEFT_SUCCESS;
+}
+
+void enqueue_flush() {
+    engine &e = eng();
+    std::lock_guard lock(e.mutex);
+    for (gpu_queue *q : e.queues) {
+        std::lock_guard ql(q->mutex);
+        service(*q);
+    }
+}
+
+int enqueue_unregister(stream &s) {
+    engine &e = eng();
+    std::lock_guard lock(e.mutex);
+    {
+        std::lock_guard ql(s.queue->mutex);
+        service(*s.queue);  // retire what the queue has passed, not only what the thread saw
+        if (!s.queue->ops_list.empty())
+            return fail(WEFT_ERR_BUSY, "weft_stream_free: %zu enqueued operation(s) on the stream's GPU queue have not "
+                        "finished; synchronize the queue first", s.queue->ops_list.size());
+    }
+    if (!queue_drained(*s.queue, std::chrono::steady_clock::now() + std::chrono::seconds(10)))
+        return fail(WEFT_ERR_BUSY, "weft_stream_free: the stream's GPU queue has not reached Weft's last point within "
+                    "10 s; synchronize the queue first");
+    std::erase(e.queues, s.queue.get());
+    return WEFT_SUCCESS;
+}
+
+void enqueue_notify() {
+    engine &e = eng();
+    {
+        std::lock_guard lock(e.mutex);
+        e.work = true;
+    }
+    e.wake.notify_one();
+}
+
+void enqueue_finalize() {
+    engine &e = eng();
+    // Operations still registered finish if their queues get there; a queue that never will
+    // (the program did not synchronize it) must not hang finalize.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (;;) {
+        size_t left = 0;
+        {
+            std::lock_guard lock(e.mutex);
+            for (gpu_queue *q : e.queues) {
+                std::lock_guard ql(q->mutex);
+                left += q->ops_list.size();
+            }
+        }
+        if (left == 0) break;
+        if (std::chrono::steady_clock::now() > deadline) {
+            log(WEFT_LOG_WARN, "weft_finalize: %zu enqueued operation(s) never reached by their GPU queues are dropped", left);
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    {
+        std::lock_guard lock(e.mutex);
+        e.stop = true;
+    }
+    e.wake.notify_one();
+    if (e.thread.joinable()) e.thread.join();
+    // Let every queue past all of Weft's waits, then wait (bounded) until it got there: the
+    // queues are detached next, freeing what they read.
+    for (gpu_queue *q : e.queues) {
+        {
+            std::lock_guard ql(q->mutex);
+            q->ops_list.clear();
+            if (q->last_point != 0) q->ops->release(q->q, q->last_point);
+        }
+        if (!queue_drained(*q, std::chrono::steady_clock::now() + std::chrono::seconds(5)))
+            log(WEFT_LOG_WARN, "weft_finalize: a GPU queue (%s) did not reach Weft's last point; detaching anyway",
+                q->type.c_str());
+    }
+    e.queues.clear();
+}
+
+}  // namespace weft

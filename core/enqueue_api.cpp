@@ -1,0 +1,361 @@
+// The enqueue API: registers operations on a communicator's GPU queue.  Each call appends, in
+// queue order: copies of device inputs into pinned staging, a signal at which the progress
+// thread starts the operation, a wait that the thread releases once it completed, copies of
+// staged outputs back to device memory, and a signal after which the staging can be freed.
+#include <cstring>
+
+#include "comm.hpp"
+#include "enqueue.hpp"
+#include "error.hpp"
+#include "handle.hpp"
+#include "runtime.hpp"
+#include "stream.hpp"
+
+namespace weft {
+namespace {
+
+using op_ptr = std::shared_ptr<enqueue_op>;
+
+handle_table<enqueue_op> &requests() {
+    static handle_table<enqueue_op> table(handle_kind::enqueue, 1);
+    return table;
+}
+
+int gpu_of(const char *fn, weft_comm handle, gpu_queue *&q) {
+    if (int rc = runtime_check(fn)) return rc;
+    comm *c = comm_get(handle);
+    if (c == nullptr) return fail(WEFT_ERR_COMM, "%s: invalid communicator 0x%x", fn, handle);
+    if (c->local_streams.size() != 1 || c->local_streams[0] == nullptr || !c->local_streams[0]->queue)
+        return fail(WEFT_ERR_STREAM,
+                    "%s: communicator 0x%x has no GPU queue; create it with weft_stream_comm_create on a stream made "
+                    "with info \"type\" and hex \"value\" naming the queue",
+                    fn, handle);
+    q = c->local_streams[0]->queue.get();
+    return WEFT_SUCCESS;
+}
+
+struct copy {
+    void *dst;
+    const void *src;
+    size_t bytes;
+};
+
+// Where the host operation reads or writes buf: buf itself, or pinned staging when buf is
+// device memory the fabric cannot use.  Staging is owned by op.
+int plan(const char *fn, gpu_queue &q, const void *buf, size_t count, weft_datatype type, enqueue_op &op,
+         void *&host, size_t &bytes) {
+    host = const_cast<void *>(buf);
+    bytes = 0;
+    size_t size = 0;
+    if (weft_type_size(type, &size) != WEFT_SUCCESS) return fail(WEFT_ERR_TYPE, "%s: invalid datatype 0x%x", fn, type);
+    if (__builtin_mul_overflow(count, size, &bytes)) return fail(WEFT_ERR_COUNT, "%s: count %zu is too large", fn, count);
+    if (buf == nullptr || buf == WEFT_IN_PLACE || bytes == 0 || q.device_fabric) return WEFT_SUCCESS;
+    weft_mem_kind_t kind = WEFT_MEM_HOST;
+    if (q.ops->mem_kind(q.q, buf, &kind) != WEFT_PLUGIN_OK || kind != WEFT_MEM_DEVICE) return WEFT_SUCCESS;
+    ptrdiff_t lb = 0, extent = 0;
+    weft_type_get_extent(type, &lb, &extent);
+    if (lb != 0 || static_cast<size_t>(extent) != size)
+        return fail(WEFT_ERR_TYPE, "%s: a device buffer needs a contiguous datatype (it is staged as count x size bytes)", fn);
+    void *p = nullptr;
+    if (q.ops->host_alloc(q.q, bytes, &p) != WEFT_PLUGIN_OK || p == nullptr)
+        return fail(WEFT_ERR_NO_MEM, "%s: cannot allocate %zu bytes of pinned staging memory", fn, bytes);
+    op.staging.push_back(p);
+    host = p;
+    return WEFT_SUCCESS;
+}
+
+// Appends one point (caller holds q.mutex).
+int point(const char *fn, gpu_queue &q, bool signal, uint32_t &out) {
+    uint32_t p = q.next_point;
+    int rc = signal ? q.ops->append_signal(q.q, p) : q.ops->append_wait(q.q, p);
+    if (rc != WEFT_PLUGIN_OK)
+        return fail(plugin_error(rc), "%s: the %s queue refused a %s (code %d)", fn, q.type.c_str(), signal ? "signal" : "wait", rc);
+    q.next_point = p + 1 == 0 ? 1 : p + 1;
+    q.last_point = p;
+    q.last_is_signal = signal;
+    out = p;
+    return WEFT_SUCCESS;
+}
+
+int copies(const char *fn, gpu_queue &q, const std::vector<copy> &list) {
+    for (const copy &c : list) {
+        int rc = q.ops->append_copy(q.q, c.dst, c.src, c.bytes);
+        if (rc != WEFT_PLUGIN_OK)
+            return fail(plugin_error(rc), "%s: the %s queue refused a copy of %zu bytes (code %d)", fn, q.type.c_str(), c.bytes, rc);
+    }
+    return WEFT_SUCCESS;
+}
+
+// Registers op: copies in, start signal, [wait, copies out, done signal] when `blocking`.
+// Once the start signal is on the queue the operation will run, so it is registered even when
+// a later append fails (and that failure is returned).
+int submit(const char *fn, gpu_queue &q, const op_ptr &op, const std::vector<copy> &in, const std::vector<copy> &out,
+           bool blocking) {
+    int rc;
+    {
+        std::lock_guard lock(q.mutex);
+        op->queue = &q;
+        if (comm *c = comm_get(op->comm)) {
+            c->enqueued.n.fetch_add(1);
+            op->counted = c;
+        }
+        if ((rc = copies(fn, q, in))) return rc;
+        if (op->what != enqueue_op::kind::wait && (rc = point(fn, q, true, op->start))) return rc;
+        if (blocking) {
+            if ((rc = point(fn, q, false, op->release)) == WEFT_SUCCESS && !out.empty()) {
+                if ((rc = copies(fn, q, out)) == WEFT_SUCCESS) rc = point(fn, q, true, op->done);
+            }
+        }
+        q.ops_list.push_back(op);
+    }
+    enqueue_notify();
+    return rc;
+}
+
+int check_peer(const char *fn, weft_comm comm, int peer, int tag, bool recv) {
+    int size = 0;
+    weft_comm_size(comm, &size);
+    if (peer == WEFT_PROC_NULL || (recv && peer == WEFT_ANY_SOURCE)) {
+        // fine
+    } else if (peer < 0 || peer >= size) {
+        return fail(WEFT_ERR_RANK, "%s: rank %d is outside the communicator (size %d)", fn, peer, size);
+    }
+    if (!(recv && tag == WEFT_ANY_TAG) && (tag < 0 || tag > WEFT_TAG_UB))
+        return fail(WEFT_ERR_TAG, "%s: tag %d is outside 0..%d", fn, tag, WEFT_TAG_UB);
+    return WEFT_SUCCESS;
+}
+
+int send_common(const char *fn, const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
+                weft_request *request) {
+    gpu_queue *q;
+    if (int rc = gpu_of(fn, comm, q)) return rc;
+    if (int rc = check_peer(fn, comm, dest, tag, false)) return rc;
+    if (request != nullptr) *request = WEFT_REQUEST_NULL;
+    auto op = std::make_shared<enqueue_op>();
+    void *host;
+    size_t bytes;
+    if (int rc = plan(fn, *q, buf, count, type, *op, host, bytes)) return rc;
+    std::vector<copy> in;
+    if (host != buf) in.push_back({host, buf, bytes});
+    op->what = enqueue_op::kind::send;
+    op->comm = comm;
+    op->sbuf = host;
+    op->count = count;
+    op->type = type;
+    op->peer = dest;
+    op->tag = tag;
+    int rc = submit(fn, *q, op, in, {}, request == nullptr);
+    if (rc == WEFT_SUCCESS && request != nullptr) {
+        *request = requests().insert(op);
+        if (*request == 0) return fail(WEFT_ERR_NO_MEM, "%s: too many enqueued requests", fn);
+    }
+    return rc;
+}
+
+int recv_common(const char *fn, void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
+                weft_status *status, weft_request *request) {
+    gpu_queue *q;
+    if (int rc = gpu_of(fn, comm, q)) return rc;
+    if (int rc = check_peer(fn, comm, source, tag, true)) return rc;
+    if (request != nullptr) *request = WEFT_REQUEST_NULL;
+    auto op = std::make_shared<enqueue_op>();
+    void *host;
+    size_t bytes;
+    if (int rc = plan(fn, *q, buf, count, type, *op, host, bytes)) return rc;
+    std::vector<copy> out;
+    if (host != buf) out.push_back({buf, host, bytes});
+    op->what = enqueue_op::kind::recv;
+    op->comm = comm;
+    op->rbuf = host;
+    op->count = count;
+    op->type = type;
+    op->peer = source;
+    op->tag = tag;
+    op->status = status;
+    if (request == nullptr) return submit(fn, *q, op, {}, out, true);
+    // The copy back waits for weft_wait_enqueue, which appends it after its wait.
+    if (!out.empty()) {
+        op->copy_out_dst = buf;
+        op->copy_out_src = host;
+        op->copy_out_bytes = bytes;
+    }
+    op->status = WEFT_STATUS_IGNORE;
+    int rc = submit(fn, *q, op, {}, {}, false);
+    if (rc == WEFT_SUCCESS) {
+        *request = requests().insert(op);
+        if (*request == 0) return fail(WEFT_ERR_NO_MEM, "%s: too many enqueued requests", fn);
+    }
+    return rc;
+}
+
+// The buffers of a collective with an input and an output (sendbuf may be WEFT_IN_PLACE, then
+// the output's current contents are the input): where the host reads and writes them, and the
+// staging copies before and after.
+int plan_in_out(const char *fn, gpu_queue &q, const void *sendbuf, size_t scount, weft_datatype stype, void *recvbuf,
+                size_t rcount, weft_datatype rtype, enqueue_op &op, std::vector<copy> &in, std::vector<copy> &out) {
+    void *rhost, *shost;
+    size_t bytes, sbytes;
+    if (int rc = plan(fn, q, recvbuf, rcount, rtype, op, rhost, bytes)) return rc;
+    if (sendbuf == WEFT_IN_PLACE) {
+        shost = WEFT_IN_PLACE;
+        if (rhost != recvbuf) in.push_back({rhost, recvbuf, bytes});
+    } else {
+        if (int rc = plan(fn, q, sendbuf, scount, stype, op, shost, sbytes)) return rc;
+        if (shost != sendbuf) in.push_back({shost, sendbuf, sbytes});
+    }
+    if (rhost != recvbuf) out.push_back({recvbuf, rhost, bytes});
+    op.sbuf = shost;
+    op.rbuf = rhost;
+    return WEFT_SUCCESS;
+}
+
+int comm_rank_size(weft_comm comm, int &rank, int &size) {
+    if (int rc = weft_comm_rank(comm, &rank)) return rc;
+    return weft_comm_size(comm, &size);
+}
+
+}  // namespace
+}  // namespace weft
+
+using namespace weft;
+
+extern "C" int weft_send_enqueue(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm) {
+    return send_common("weft_send_enqueue", buf, count, type, dest, tag, comm, nullptr);
+}
+
+extern "C" int weft_isend_enqueue(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
+                                  weft_request *request) {
+    if (request == nullptr) return fail(WEFT_ERR_ARG, "weft_isend_enqueue: request must not be NULL");
+    return send_common("weft_isend_enqueue", buf, count, type, dest, tag, comm, request);
+}
+
+extern "C" int weft_recv_enqueue(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
+                                 weft_status *status) {
+    return recv_common("weft_recv_enqueue", buf, count, type, source, tag, comm, status, nullptr);
+}
+
+extern "C" int weft_irecv_enqueue(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
+                                  weft_request *request) {
+    if (request == nullptr) return fail(WEFT_ERR_ARG, "weft_irecv_enqueue: request must not be NULL");
+    return recv_common("weft_irecv_enqueue", buf, count, type, source, tag, comm, WEFT_STATUS_IGNORE, request);
+}
+
+extern "C" int weft_waitall_enqueue(size_t count, weft_request reqs[], weft_status statuses[]) {
+    const char *fn = "weft_waitall_enqueue";
+    if (int rc = runtime_check(fn)) return rc;
+    if (count != 0 && reqs == nullptr) return fail(WEFT_ERR_ARG, "%s: requests must not be NULL", fn);
+    auto wait = std::make_shared<enqueue_op>();
+    wait->what = enqueue_op::kind::wait;
+    gpu_queue *q = nullptr;
+    std::vector<copy> out;
+    for (size_t i = 0; i < count; ++i) {
+        if (reqs[i] == WEFT_REQUEST_NULL) {
+            // Kept in place so that statuses[i] lines up: an empty, completed dependency.
+            auto none = std::make_shared<enqueue_op>();
+            none->completed = true;
+            none->result.source = WEFT_ANY_SOURCE;
+            none->result.tag = WEFT_ANY_TAG;
+            wait->deps.push_back(none);
+            continue;
+        }
+        auto op = requests().get_shared(reqs[i]);
+        if (!op)
+            return fail(WEFT_ERR_REQUEST, "%s: requests[%zu] = 0x%x is not a request of weft_isend_enqueue or "
+                        "weft_irecv_enqueue (host requests complete with weft_wait)", fn, i, reqs[i]);
+        if (q != nullptr && op->queue != q)
+            return fail(WEFT_ERR_REQUEST, "%s: requests[%zu] was enqueued on another GPU queue than requests[0]; "
+                        "all requests of one call must share a queue", fn, i);
+        q = op->queue;
+        if (op->copy_out_bytes != 0) out.push_back({op->copy_out_dst, op->copy_out_src, op->copy_out_bytes});
+        wait->deps.push_back(op);
+    }
+    if (q == nullptr) {
+        for (size_t i = 0; statuses != WEFT_STATUSES_IGNORE && i < count; ++i) statuses[i] = wait->deps[i]->result;
+        return WEFT_SUCCESS;  // nothing to wait for
+    }
+    wait->statuses = statuses;
+    wait->status = WEFT_STATUS_IGNORE;
+    int rc = submit(fn, *q, wait, {}, out, true);
+    for (size_t i = 0; i < count; ++i) {
+        if (reqs[i] == WEFT_REQUEST_NULL) continue;
+        requests().erase(reqs[i]);
+        reqs[i] = WEFT_REQUEST_NULL;
+    }
+    return rc;
+}
+
+extern "C" int weft_wait_enqueue(weft_request *request, weft_status *status) {
+    if (request == nullptr) return fail(WEFT_ERR_ARG, "weft_wait_enqueue: request must not be NULL");
+    if (status == WEFT_STATUS_IGNORE) return weft_waitall_enqueue(1, request, WEFT_STATUSES_IGNORE);
+    return weft_waitall_enqueue(1, request, status);
+}
+
+extern "C" int weft_allreduce_enqueue(const void *sendbuf, void *recvbuf, size_t count, weft_datatype type, weft_op op_,
+                                      weft_comm comm) {
+    const char *fn = "weft_allreduce_enqueue";
+    gpu_queue *q;
+    if (int rc = gpu_of(fn, comm, q)) return rc;
+    auto op = std::make_shared<enqueue_op>();
+    std::vector<copy> in, out;
+    if (int rc = plan_in_out(fn, *q, sendbuf, count, type, recvbuf, count, type, *op, in, out)) return rc;
+    op->what = enqueue_op::kind::allreduce;
+    op->comm = comm;
+    op->count = count;
+    op->type = type;
+    op->op = op_;
+    return submit(fn, *q, op, in, out, true);
+}
+
+extern "C" int weft_bcast_enqueue(void *buffer, size_t count, weft_datatype type, int root, weft_comm comm) {
+    const char *fn = "weft_bcast_enqueue";
+    gpu_queue *q;
+    if (int rc = gpu_of(fn, comm, q)) return rc;
+    int rank = 0, size = 0;
+    if (int rc = comm_rank_size(comm, rank, size)) return rc;
+    if (root < 0 || root >= size) return fail(WEFT_ERR_RANK, "%s: root %d is outside the communicator (size %d)", fn, root, size);
+    auto op = std::make_shared<enqueue_op>();
+    void *host;
+    size_t bytes;
+    if (int rc = plan(fn, *q, buffer, count, type, *op, host, bytes)) return rc;
+    std::vector<copy> in, out;
+    if (host != buffer) (rank == root ? in : out).push_back(rank == root ? copy{host, buffer, bytes} : copy{buffer, host, bytes});
+    op->what = enqueue_op::kind::bcast;
+    op->comm = comm;
+    op->rbuf = host;
+    op->count = count;
+    op->type = type;
+    op->peer = root;
+    return submit(fn, *q, op, in, out, true);
+}
+
+extern "C" int weft_barrier_enqueue(weft_comm comm) {
+    const char *fn = "weft_barrier_enqueue";
+    gpu_queue *q;
+    if (int rc = gpu_of(fn, comm, q)) return rc;
+    auto op = std::make_shared<enqueue_op>();
+    op->what = enqueue_op::kind::barrier;
+    op->comm = comm;
+    return submit(fn, *q, op, {}, {}, true);
+}
+
+extern "C" int weft_allgather_enqueue(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                                      size_t recvcount, weft_datatype recvtype, weft_comm comm) {
+    const char *fn = "weft_allgather_enqueue";
+    gpu_queue *q;
+    if (int rc = gpu_of(fn, comm, q)) return rc;
+    int rank = 0, size = 0;
+    if (int rc = comm_rank_size(comm, rank, size)) return rc;
+    size_t total;
+    if (__builtin_mul_overflow(recvcount, static_cast<size_t>(size), &total))
+        return fail(WEFT_ERR_COUNT, "%s: recvcount %zu is too large", fn, recvcount);
+    auto op = std::make_shared<enqueue_op>();
+    std::vector<copy> in, out;
+    if (int rc = plan_in_out(fn, *q, sendbuf, sendcount, sendtype, recvbuf, total, recvtype, *op, in, out)) return rc;
+    op->what = enqueue_op::kind::allgather;
+    op->comm = comm;
+    op->count = sendcount;
+    op->type = sendtype;
+    op->rcount = recvcount;
+    op->rtype = recvtype;
+    return submit(fn, *q, op, in, out, true);
+}
