@@ -1,12 +1,14 @@
 // The enqueue progress thread: one thread serves every GPU queue.  It polls each queue's
 // reached point, starts the operations the queue has reached, completes them, and releases the
-// queue's waits in order.
+// queue's waits in order.  It never calls into a runtime in a way that can block: appends and
+// frees of pinned memory happen on user threads.
 #include "enqueue.hpp"
 
 #include <sched.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <thread>
 
@@ -18,17 +20,19 @@ namespace weft {
 namespace {
 
 struct engine {
-    std::mutex mutex;  // queues, stop, and the thread's sleep
+    std::mutex mutex;  // queues, stop, work, and the thread's sleep
     std::condition_variable wake;
     std::vector<gpu_queue *> queues;
     std::thread thread;
     bool stop = false;
-    bool work = false;  // set by enqueue_notify; cleared by the thread before each pass
+    bool work = false;  // set by enqueue_notify
 };
 
+// Never destroyed: a program that exits without weft_finalize must not meet a joinable thread
+// in a static destructor (std::terminate).
 engine &eng() {
-    static engine e;
-    return e;
+    static engine *e = new engine;
+    return *e;
 }
 
 int start_host_op(enqueue_op &op) {
@@ -61,6 +65,11 @@ void complete(enqueue_op &op, int error, const weft_status *st) {
     if (op.status != WEFT_STATUS_IGNORE) *op.status = op.result;
 }
 
+// Nothing left for the queue or the thread to do about op.
+bool retirable(const enqueue_op &op, uint32_t reached) {
+    return !op.keep && op.completed && (op.release == 0 || op.released) && (op.done == 0 || point_reached(reached, op.done));
+}
+
 // One pass over a queue (caller holds q.mutex).  Returns true when something moved.
 bool service(gpu_queue &q) {
     bool moved = false;
@@ -77,7 +86,6 @@ bool service(gpu_queue &q) {
             }
             op.completed = true;
             op.result.error = first_error;
-            if (op.status != WEFT_STATUS_IGNORE && op.deps.size() == 1) *op.status = op.deps[0]->result;
             moved = true;
             continue;
         }
@@ -116,13 +124,17 @@ bool service(gpu_queue &q) {
         q.ops->release(q.q, release);
         moved = true;
     }
-    // Retire what needs nothing more from the queue.
+    // Retire what needs nothing more from the queue.  (Their staging goes back to the queue's
+    // pool: no runtime call here.)
     reached = q.ops->reached(q.q);
     size_t before = q.ops_list.size();
-    std::erase_if(q.ops_list, [&](auto &p) {
-        return p->completed && (p->release == 0 || p->released) && (p->done == 0 || point_reached(reached, p->done));
-    });
+    std::erase_if(q.ops_list, [&](auto &p) { return retirable(*p, reached); });
     return moved || q.ops_list.size() != before;
+}
+
+// Operations that still need the thread (kept ones only wait for the detach).
+bool has_work(const gpu_queue &q) {
+    return std::any_of(q.ops_list.begin(), q.ops_list.end(), [](auto &p) { return !p->keep; });
 }
 
 void progress_loop() {
@@ -135,7 +147,7 @@ void progress_loop() {
         for (gpu_queue *q : e.queues) {
             std::lock_guard ql(q->mutex);
             moved |= service(*q);
-            busy |= !q->ops_list.empty();
+            busy |= has_work(*q);
         }
         if (moved) {
             idle = 0;
@@ -163,16 +175,17 @@ void progress_loop() {
 }
 
 // Waits (bounded) until the queue has passed every point appended to it, so that detach frees
-// nothing it still reads.  A trailing wait gets a signal after it to be seen passing.
+// nothing it still reads.  A trailing wait gets a signal after it to be seen passing.  Takes
+// neither the engine's lock nor the list's while it waits.
 bool queue_drained(gpu_queue &q, std::chrono::steady_clock::time_point deadline) {
     uint32_t target;
     {
-        std::lock_guard ql(q.mutex);
+        std::lock_guard al(q.append_mutex);
         if (q.last_point == 0) return true;
         if (!q.last_is_signal) {
             uint32_t p = q.next_point;
             if (q.ops->append_signal(q.q, p) != WEFT_PLUGIN_OK) return false;
-            q.next_point = p + 1;
+            q.next_point = p + 1 == 0 ? 1 : p + 1;
             q.last_point = p;
             q.last_is_signal = true;
         }
@@ -189,12 +202,26 @@ bool queue_drained(gpu_queue &q, std::chrono::steady_clock::time_point deadline)
 
 enqueue_op::~enqueue_op() {
     if (counted != nullptr) counted->enqueued.n.fetch_sub(1);
-    for (void *p : staging)
-        if (p != nullptr) queue->ops->host_free(queue->q, p);
+    if (queue != nullptr && !queue->leaked)
+        for (auto &[p, bytes] : staging) queue->staging_give(p, bytes);
+}
+
+// A program that exits without weft_finalize: stop the thread before static destructors tear
+// down the streams it serves.  (Registered after the stream table was built, so it runs first.)
+void stop_at_exit() {
+    engine &e = eng();
+    {
+        std::lock_guard lock(e.mutex);
+        e.stop = true;
+    }
+    e.wake.notify_one();
+    if (e.thread.joinable()) e.thread.join();
 }
 
 int enqueue_register(stream &s) {
     engine &e = eng();
+    static const bool at_exit = std::atexit(stop_at_exit) == 0;
+    (void)at_exit;
     std::lock_guard lock(e.mutex);
     if (!e.thread.joinable()) {
         e.stop = false;
@@ -219,18 +246,25 @@ void enqueue_flush() {
 
 int enqueue_unregister(stream &s) {
     engine &e = eng();
-    std::lock_guard lock(e.mutex);
+    gpu_queue &q = *s.queue;
     {
-        std::lock_guard ql(s.queue->mutex);
-        service(*s.queue);  // retire what the queue has passed, not only what the thread saw
-        if (!s.queue->ops_list.empty())
-            return fail(WEFT_ERR_BUSY, "weft_stream_free: %zu enqueued operation(s) on the stream's GPU queue have not "
-                        "finished; synchronize the queue first", s.queue->ops_list.size());
+        std::lock_guard lock(e.mutex);
+        std::lock_guard ql(q.mutex);
+        service(q);  // retire what the queue has passed, not only what the thread saw
+        if (has_work(q))
+            return fail(WEFT_ERR_BUSY, "weft_stream_free: enqueued operations on the stream's GPU queue have not "
+                        "finished; synchronize the queue first");
     }
-    if (!queue_drained(*s.queue, std::chrono::steady_clock::now() + std::chrono::seconds(10)))
+    // Without the engine's lock: the thread goes on serving the other queues meanwhile.
+    if (!queue_drained(q, std::chrono::steady_clock::now() + std::chrono::seconds(10)))
         return fail(WEFT_ERR_BUSY, "weft_stream_free: the stream's GPU queue has not reached Weft's last point within "
                     "10 s; synchronize the queue first");
-    std::erase(e.queues, s.queue.get());
+    std::lock_guard lock(e.mutex);
+    {
+        std::lock_guard ql(q.mutex);
+        q.ops_list.clear();  // kept operations, which the queue has now passed
+    }
+    std::erase(e.queues, &q);
     return WEFT_SUCCESS;
 }
 
@@ -245,21 +279,22 @@ void enqueue_notify() {
 
 void enqueue_finalize() {
     engine &e = eng();
+    enqueue_requests_clear();
     // Operations still registered finish if their queues get there; a queue that never will
     // (the program did not synchronize it) must not hang finalize.
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     for (;;) {
-        size_t left = 0;
+        bool left = false;
         {
             std::lock_guard lock(e.mutex);
             for (gpu_queue *q : e.queues) {
                 std::lock_guard ql(q->mutex);
-                left += q->ops_list.size();
+                left |= has_work(*q);
             }
         }
-        if (left == 0) break;
+        if (!left) break;
         if (std::chrono::steady_clock::now() > deadline) {
-            log(WEFT_LOG_WARN, "weft_finalize: %zu enqueued operation(s) never reached by their GPU queues are dropped", left);
+            log(WEFT_LOG_WARN, "weft_finalize: enqueued operations that their GPU queues never reached are dropped");
             break;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -270,17 +305,24 @@ void enqueue_finalize() {
     }
     e.wake.notify_one();
     if (e.thread.joinable()) e.thread.join();
-    // Let every queue past all of Weft's waits, then wait (bounded) until it got there: the
-    // queues are detached next, freeing what they read.
+    // Let every queue past all of Weft's waits, and wait (bounded) until it got there, before
+    // anything it reads is freed: the staging of the operations dropped here, then, at detach,
+    // the plugin's own memory.  A queue that does not get there keeps both (leaked).
     for (gpu_queue *q : e.queues) {
+        uint32_t last;
         {
-            std::lock_guard ql(q->mutex);
-            q->ops_list.clear();
-            if (q->last_point != 0) q->ops->release(q->q, q->last_point);
+            std::lock_guard al(q->append_mutex);
+            last = q->last_point;
         }
-        if (!queue_drained(*q, std::chrono::steady_clock::now() + std::chrono::seconds(5)))
-            log(WEFT_LOG_WARN, "weft_finalize: a GPU queue (%s) did not reach Weft's last point; detaching anyway",
-                q->type.c_str());
+        if (last != 0) q->ops->release(q->q, last);
+        bool passed = queue_drained(*q, std::chrono::steady_clock::now() + std::chrono::seconds(5));
+        std::lock_guard ql(q->mutex);
+        if (!passed) {
+            q->leaked = true;
+            log(WEFT_LOG_WARN, "weft_finalize: a GPU queue (%s) did not reach Weft's last point within 5 s; its "
+                "memory is leaked rather than freed while it may still be read", q->type.c_str());
+        }
+        q->ops_list.clear();
     }
     e.queues.clear();
 }

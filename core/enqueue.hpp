@@ -39,10 +39,13 @@ struct enqueue_op {
     void *copy_out_dst = nullptr;
     const void *copy_out_src = nullptr;
     size_t copy_out_bytes = 0;
-    std::vector<void *> staging;  // pinned buffers, freed with the op
+    std::vector<std::pair<void *, size_t>> staging;  // pinned buffers, back to the queue's pool with the op
     struct comm *counted = nullptr;     // its communicator's `enqueued` counts it until the op is freed
     weft_request req = WEFT_REQUEST_NULL;
     bool started = false, completed = false, released = false;
+    // An append failed after others succeeded: the queue may still run what was appended, so
+    // the op (and its staging) stays until the queue is detached.
+    bool keep = false;
     weft_status result{};
     ~enqueue_op();
 };
@@ -56,7 +59,10 @@ int enqueue_unregister(stream &s);
 void enqueue_flush();
 // Wakes the progress thread after operations were added to a queue.
 void enqueue_notify();
-// weft_finalize: lets registered operations finish (bounded wait), stops the thread.
+// weft_finalize: lets registered operations finish (bounded wait), stops the thread, and lets
+// every queue past Weft's points before the queues are detached.
 void enqueue_finalize();
+// Drops the isend/irecv_enqueue requests never passed to a wait (weft_finalize).
+void enqueue_requests_clear();
 
 }  // namespace weft

@@ -2,7 +2,9 @@
 // queue order: copies of device inputs into pinned staging, a signal at which the progress
 // thread starts the operation, a wait that the thread releases once it completed, copies of
 // staged outputs back to device memory, and a signal after which the staging can be freed.
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "comm.hpp"
 #include "enqueue.hpp"
@@ -41,75 +43,125 @@ struct copy {
 };
 
 // Where the host operation reads or writes buf: buf itself, or pinned staging when buf is
-// device memory the fabric cannot use.  Staging is owned by op.
-int plan(const char *fn, gpu_queue &q, const void *buf, size_t count, weft_datatype type, enqueue_op &op,
-         void *&host, size_t &bytes) {
+// device memory.  A fabric that handles device memory takes contiguous point-to-point buffers
+// directly (direct); collectives always stage, since their reductions and copies run on the CPU.
+// Staging is owned by op.
+int plan(const char *fn, gpu_queue &q, const void *buf, size_t count, weft_datatype type, bool direct,
+         enqueue_op &op, void *&host, size_t &bytes) {
     host = const_cast<void *>(buf);
     bytes = 0;
     size_t size = 0;
     if (weft_type_size(type, &size) != WEFT_SUCCESS) return fail(WEFT_ERR_TYPE, "%s: invalid datatype 0x%x", fn, type);
     if (__builtin_mul_overflow(count, size, &bytes)) return fail(WEFT_ERR_COUNT, "%s: count %zu is too large", fn, count);
-    if (buf == nullptr || buf == WEFT_IN_PLACE || bytes == 0 || q.device_fabric) return WEFT_SUCCESS;
+    if (buf == nullptr || buf == WEFT_IN_PLACE || bytes == 0) return WEFT_SUCCESS;
     weft_mem_kind_t kind = WEFT_MEM_HOST;
-    if (q.ops->mem_kind(q.q, buf, &kind) != WEFT_PLUGIN_OK || kind != WEFT_MEM_DEVICE) return WEFT_SUCCESS;
+    if (int rc = q.ops->mem_kind(q.q, buf, &kind))
+        return fail(WEFT_ERR_ARG, "%s: the %s runtime cannot tell what memory %p is (code %d)", fn, q.type.c_str(), buf, rc);
+    if (kind != WEFT_MEM_DEVICE) return WEFT_SUCCESS;
     ptrdiff_t lb = 0, extent = 0;
     weft_type_get_extent(type, &lb, &extent);
     if (lb != 0 || static_cast<size_t>(extent) != size)
         return fail(WEFT_ERR_TYPE, "%s: a device buffer needs a contiguous datatype (it is staged as count x size bytes)", fn);
-    void *p = nullptr;
-    if (q.ops->host_alloc(q.q, bytes, &p) != WEFT_PLUGIN_OK || p == nullptr)
-        return fail(WEFT_ERR_NO_MEM, "%s: cannot allocate %zu bytes of pinned staging memory", fn, bytes);
-    op.staging.push_back(p);
+    if (direct && q.device_fabric) return WEFT_SUCCESS;
+    q.staging_trim(size_t{256} << 20);  // here, on a user thread, where freeing may wait for the device
+    void *p = q.staging_take(bytes);
+    if (p == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: cannot allocate %zu bytes of pinned staging memory", fn, bytes);
+    op.staging.emplace_back(p, bytes);
     host = p;
     return WEFT_SUCCESS;
 }
 
-// Appends one point (caller holds q.mutex).
-int point(const char *fn, gpu_queue &q, bool signal, uint32_t &out) {
-    uint32_t p = q.next_point;
-    int rc = signal ? q.ops->append_signal(q.q, p) : q.ops->append_wait(q.q, p);
-    if (rc != WEFT_PLUGIN_OK)
-        return fail(plugin_error(rc), "%s: the %s queue refused a %s (code %d)", fn, q.type.c_str(), signal ? "signal" : "wait", rc);
-    q.next_point = p + 1 == 0 ? 1 : p + 1;
-    q.last_point = p;
-    q.last_is_signal = signal;
-    out = p;
-    return WEFT_SUCCESS;
-}
-
-int copies(const char *fn, gpu_queue &q, const std::vector<copy> &list) {
-    for (const copy &c : list) {
-        int rc = q.ops->append_copy(q.q, c.dst, c.src, c.bytes);
-        if (rc != WEFT_PLUGIN_OK)
-            return fail(plugin_error(rc), "%s: the %s queue refused a copy of %zu bytes (code %d)", fn, q.type.c_str(), c.bytes, rc);
+// A plugin append, retried while the queue is full (WEFT_PLUGIN_ERR_AGAIN: the plugin recycles
+// resources as the queue passes points, which the progress thread helps along).
+template <class F>
+int append(F &&f) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    int rc;
+    while ((rc = f()) == WEFT_PLUGIN_ERR_AGAIN && std::chrono::steady_clock::now() < deadline) {
+        enqueue_flush();
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    return WEFT_SUCCESS;
+    return rc;
 }
 
-// Registers op: copies in, start signal, [wait, copies out, done signal] when `blocking`.
-// Once the start signal is on the queue the operation will run, so it is registered even when
-// a later append fails (and that failure is returned).
+uint32_t next(uint32_t p) { return p + 1 == 0 ? 1 : p + 1; }
+
+// Registers op and appends, in queue order: copies in, the start signal, then when blocking
+// the wait, copies out and the done signal.  The op is listed with all its points before any
+// append (so the progress thread never waits for an append, which can block).  When an append
+// fails after others went in, what went in may still run: the op then stays registered (kept,
+// with its staging) until the queue is detached, never runs if its start signal is missing,
+// and its wait, if appended, is released.
 int submit(const char *fn, gpu_queue &q, const op_ptr &op, const std::vector<copy> &in, const std::vector<copy> &out,
            bool blocking) {
-    int rc;
+    std::lock_guard al(q.append_mutex);
+    op->queue = &q;
+    uint32_t p = q.next_point;
+    if (op->what != enqueue_op::kind::wait) op->start = p, p = next(p);
+    if (blocking) {
+        op->release = p, p = next(p);
+        if (!out.empty()) op->done = p, p = next(p);
+    }
+    q.next_point = p;
+    if (comm *c = comm_get(op->comm)) {
+        c->enqueued.n.fetch_add(1);
+        op->counted = c;
+    }
     {
-        std::lock_guard lock(q.mutex);
-        op->queue = &q;
-        if (comm *c = comm_get(op->comm)) {
-            c->enqueued.n.fetch_add(1);
-            op->counted = c;
-        }
-        if ((rc = copies(fn, q, in))) return rc;
-        if (op->what != enqueue_op::kind::wait && (rc = point(fn, q, true, op->start))) return rc;
-        if (blocking) {
-            if ((rc = point(fn, q, false, op->release)) == WEFT_SUCCESS && !out.empty()) {
-                if ((rc = copies(fn, q, out)) == WEFT_SUCCESS) rc = point(fn, q, true, op->done);
-            }
-        }
+        std::lock_guard ql(q.mutex);
         q.ops_list.push_back(op);
     }
+    bool appended = false, started = false, waits = false;
+    const char *what = "copy";
+    int rc = WEFT_PLUGIN_OK;
+    auto note = [&](uint32_t point, bool signal) {
+        q.last_point = point;
+        q.last_is_signal = signal;
+        appended = true;
+    };
+    for (const copy &c : in) {
+        if ((rc = append([&] { return q.ops->append_copy(q.q, c.dst, c.src, c.bytes); }))) break;
+        appended = true;
+    }
+    if (rc == WEFT_PLUGIN_OK && op->start != 0) {
+        what = "signal";
+        if ((rc = append([&] { return q.ops->append_signal(q.q, op->start); })) == WEFT_PLUGIN_OK) {
+            note(op->start, true);
+            started = true;
+        }
+    }
+    if (rc == WEFT_PLUGIN_OK && op->release != 0) {
+        what = "wait";
+        if ((rc = append([&] { return q.ops->append_wait(q.q, op->release); })) == WEFT_PLUGIN_OK) {
+            note(op->release, false);
+            waits = true;
+        }
+    }
+    for (const copy &c : out) {
+        if (rc != WEFT_PLUGIN_OK) break;
+        what = "copy";
+        if ((rc = append([&] { return q.ops->append_copy(q.q, c.dst, c.src, c.bytes); })) == WEFT_PLUGIN_OK) appended = true;
+    }
+    if (rc == WEFT_PLUGIN_OK && op->done != 0) {
+        what = "signal";
+        if ((rc = append([&] { return q.ops->append_signal(q.q, op->done); })) == WEFT_PLUGIN_OK) note(op->done, true);
+    }
+    if (rc != WEFT_PLUGIN_OK) {
+        std::lock_guard ql(q.mutex);
+        if (!appended) {
+            std::erase(q.ops_list, op);
+        } else {
+            op->keep = true;
+            if (!started) op->completed = op->started = true;  // never runs
+            if (!waits) op->release = 0;
+        }
+    }
     enqueue_notify();
-    return rc;
+    if (rc == WEFT_PLUGIN_OK) return WEFT_SUCCESS;
+    return fail(plugin_error(rc), "%s: the %s queue refused a %s (code %d)%s", fn, q.type.c_str(), what, rc,
+                !started ? "; the operation will not run"
+                : !waits ? "; the operation runs but the queue does not wait for it"
+                         : "; the operation runs, but staged data may not reach its device buffer");
 }
 
 int check_peer(const char *fn, weft_comm comm, int peer, int tag, bool recv) {
@@ -134,7 +186,7 @@ int send_common(const char *fn, const void *buf, size_t count, weft_datatype typ
     auto op = std::make_shared<enqueue_op>();
     void *host;
     size_t bytes;
-    if (int rc = plan(fn, *q, buf, count, type, *op, host, bytes)) return rc;
+    if (int rc = plan(fn, *q, buf, count, type, true, *op, host, bytes)) return rc;
     std::vector<copy> in;
     if (host != buf) in.push_back({host, buf, bytes});
     op->what = enqueue_op::kind::send;
@@ -161,7 +213,7 @@ int recv_common(const char *fn, void *buf, size_t count, weft_datatype type, int
     auto op = std::make_shared<enqueue_op>();
     void *host;
     size_t bytes;
-    if (int rc = plan(fn, *q, buf, count, type, *op, host, bytes)) return rc;
+    if (int rc = plan(fn, *q, buf, count, type, true, *op, host, bytes)) return rc;
     std::vector<copy> out;
     if (host != buf) out.push_back({buf, host, bytes});
     op->what = enqueue_op::kind::recv;
@@ -195,12 +247,12 @@ int plan_in_out(const char *fn, gpu_queue &q, const void *sendbuf, size_t scount
                 size_t rcount, weft_datatype rtype, enqueue_op &op, std::vector<copy> &in, std::vector<copy> &out) {
     void *rhost, *shost;
     size_t bytes, sbytes;
-    if (int rc = plan(fn, q, recvbuf, rcount, rtype, op, rhost, bytes)) return rc;
+    if (int rc = plan(fn, q, recvbuf, rcount, rtype, false, op, rhost, bytes)) return rc;
     if (sendbuf == WEFT_IN_PLACE) {
         shost = WEFT_IN_PLACE;
         if (rhost != recvbuf) in.push_back({rhost, recvbuf, bytes});
     } else {
-        if (int rc = plan(fn, q, sendbuf, scount, stype, op, shost, sbytes)) return rc;
+        if (int rc = plan(fn, q, sendbuf, scount, stype, false, op, shost, sbytes)) return rc;
         if (shost != sendbuf) in.push_back({shost, sendbuf, sbytes});
     }
     if (rhost != recvbuf) out.push_back({recvbuf, rhost, bytes});
@@ -215,6 +267,9 @@ int comm_rank_size(weft_comm comm, int &rank, int &size) {
 }
 
 }  // namespace
+
+void enqueue_requests_clear() { requests().clear(); }
+
 }  // namespace weft
 
 using namespace weft;
@@ -316,7 +371,7 @@ extern "C" int weft_bcast_enqueue(void *buffer, size_t count, weft_datatype type
     auto op = std::make_shared<enqueue_op>();
     void *host;
     size_t bytes;
-    if (int rc = plan(fn, *q, buffer, count, type, *op, host, bytes)) return rc;
+    if (int rc = plan(fn, *q, buffer, count, type, false, *op, host, bytes)) return rc;
     std::vector<copy> in, out;
     if (host != buffer) (rank == root ? in : out).push_back(rank == root ? copy{host, buffer, bytes} : copy{buffer, host, bytes});
     op->what = enqueue_op::kind::bcast;

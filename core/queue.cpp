@@ -112,7 +112,51 @@ queue_plugin *open_plugin(const plugin_file &f) {
 }  // namespace
 
 gpu_queue::~gpu_queue() {
-    if (q != nullptr) ops->detach(q);
+    if (q == nullptr) return;
+    if (leaked) {
+        log(WEFT_LOG_WARN, "a %s queue that never passed Weft's last point is left attached (its memory is leaked)",
+            type.c_str());
+        return;
+    }
+    staging_trim(0);
+    ops->detach(q);
+}
+
+void *gpu_queue::staging_take(size_t bytes) {
+    {
+        std::lock_guard lock(staging_mutex);
+        auto it = staging_free.lower_bound(bytes);
+        // Reuse a buffer up to twice the size asked; a much larger one stays for a larger use.
+        if (it != staging_free.end() && it->first / 2 <= bytes) {
+            void *p = it->second;
+            staging_free_bytes -= it->first;
+            staging_free.erase(it);
+            return p;
+        }
+    }
+    void *p = nullptr;
+    if (ops->host_alloc(q, bytes, &p) != WEFT_PLUGIN_OK) return nullptr;
+    return p;
+}
+
+void gpu_queue::staging_give(void *p, size_t bytes) {
+    std::lock_guard lock(staging_mutex);
+    staging_free.emplace(bytes, p);
+    staging_free_bytes += bytes;
+}
+
+void gpu_queue::staging_trim(size_t keep) {
+    std::vector<void *> drop;
+    {
+        std::lock_guard lock(staging_mutex);
+        while (staging_free_bytes > keep && !staging_free.empty()) {
+            auto it = std::prev(staging_free.end());  // the largest first
+            staging_free_bytes -= it->first;
+            drop.push_back(it->second);
+            staging_free.erase(it);
+        }
+    }
+    for (void *p : drop) ops->host_free(q, p);
 }
 
 int queue_sync_requested(int &sync) {

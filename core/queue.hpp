@@ -30,14 +30,34 @@ struct gpu_queue {
     std::string type;
     int sync = WEFT_QUEUE_SYNC_MEMOPS;  // what the plugin uses
     bool device_fabric = false;         // the fabric reads and writes device memory itself
-    // The enqueued operations, in queue order, and the point numbers (see plugin.h), all under
-    // mutex: the user thread appends, the progress thread starts, completes and retires.
+    // The user side: reserving point numbers (see plugin.h) and appending to the queue, which
+    // may block in the runtime (a full launch queue).  The progress thread never takes it.
+    std::mutex append_mutex;
+    uint32_t next_point = 1;
+    uint32_t last_point = 0;     // the last point appended
+    bool last_is_signal = true;  // ... and whether it was a signal (reached() shows it passed)
+    // The enqueued operations, in queue order.  An operation is listed (with its points) before
+    // its points are appended, so the progress thread never waits for an append; under mutex
+    // it only calls reached() and release(), which never block.
     std::mutex mutex;
     std::deque<std::shared_ptr<enqueue_op>> ops_list;
-    uint32_t next_point = 1;
-    uint32_t last_point = 0;  // the last point appended
-    bool last_is_signal = true;  // ... and whether it was a signal (reached() shows it passed)
+    // Pinned staging buffers kept for reuse, by size.  Freeing page-locked memory can wait for
+    // the device, which must never happen on the progress thread (it alone lets the queues'
+    // waits go), so buffers come back here and only user threads free them.
+    std::mutex staging_mutex;
+    std::multimap<size_t, void *> staging_free;
+    size_t staging_free_bytes = 0;
+    // Set at finalize when the queue never passed Weft's last point: its plugin state and
+    // staging are then leaked rather than freed under the device's feet.
+    bool leaked = false;
     ~gpu_queue();
+
+    // Pinned memory of at least `bytes` (user thread; nullptr when the runtime has none).
+    void *staging_take(size_t bytes);
+    // Back to the pool (any thread, no runtime call).
+    void staging_give(void *p, size_t bytes);
+    // Frees pooled buffers beyond `keep` bytes (user thread only).
+    void staging_trim(size_t keep);
 };
 
 // Attaches the queue described by a stream's hints ("type", "value" and any plugin keys such

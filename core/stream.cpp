@@ -16,9 +16,11 @@
 namespace weft {
 namespace {
 
+// Never destroyed at exit (weft_finalize clears it): a program that exits without finalizing
+// must not tear down streams under the enqueue thread or a stream's progress thread.
 handle_table<stream> &streams() {
-    static handle_table<stream> table(handle_kind::stream, 1);
-    return table;
+    static auto *table = new handle_table<stream>(handle_kind::stream, 1);
+    return *table;
 }
 
 // Takes a free explicit endpoint, opening it on first use.

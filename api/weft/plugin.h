@@ -185,8 +185,10 @@ typedef struct weft_fabric_ops_v1 {
  * Points are numbered by the core with 32-bit serial numbers that start at 1 and increase by
  * one per appended signal or wait on a queue (signals and waits share the sequence); compare
  * them as (int32_t)(a - b) >= 0, never with >=, since they wrap.  Appends to one queue come
- * from one thread at a time; reached and release may run on another thread at the same time,
- * and the plugin makes that safe. */
+ * from one thread at a time and may block (a full launch queue); reached and release may run on
+ * another thread at the same time, must never block, and the plugin makes that safe.  A
+ * release may come before the append_wait it covers (the core registers an operation before
+ * appending its points): that wait must then not stop the queue. */
 
 typedef struct weft_queue_runtime weft_queue_runtime_t; /* opaque: the opened runtime */
 typedef struct weft_queue weft_queue_t;                 /* opaque: one attached native queue */

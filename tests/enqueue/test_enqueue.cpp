@@ -54,7 +54,9 @@ class Enqueue : public collective_test {
     }
     void TearDown() override {
         step("tear down: synchronize, free");
-        if (q_ != nullptr) EXPECT_EQ(hostq_synchronize(q_), 0);
+        if (q_ != nullptr) {
+            EXPECT_EQ(hostq_synchronize(q_), 0);
+        }
         if (c_ != WEFT_COMM_NULL) {
             int rc = free_when_retired(&c_);
             EXPECT_EQ(rc, WEFT_SUCCESS) << err(rc);
@@ -266,15 +268,15 @@ TEST_F(Enqueue, PingPongOnTheQueue) {
     constexpr int iters = 200;
     int *v = static_cast<int *>(hostq_malloc_device(sizeof(int)));
     *v = 0;
+    struct inc {
+        int *v;
+    } arg{v};
     for (int i = 0; i < iters; ++i) {
         int rc;
         if ((i % 2 == 0) == (rank() == 0)) {
             rc = weft_send_enqueue(v, 1, WEFT_INT, peer_, i, c_);
         } else {
             rc = weft_recv_enqueue(v, 1, WEFT_INT, peer_, i, c_, WEFT_STATUS_IGNORE);
-            struct inc { int *v; };
-            static thread_local inc arg;
-            arg.v = v;
             if (rc == WEFT_SUCCESS) rc = hostq_launch(q_, [](void *p) { ++*static_cast<inc *>(p)->v; }, &arg);
         }
         ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
