@@ -79,7 +79,7 @@ static int bench_pin(int rank)
 }
 
 /* Parse a size with an optional K/M/G suffix (powers of 1024). Returns 0 on success. */
-static int bench_parse_size(const char *s, size_t *out)
+static inline int bench_parse_size(const char *s, size_t *out)
 {
     char *end = NULL;
     errno = 0;
