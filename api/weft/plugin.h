@@ -1,27 +1,50 @@
-/* Weft plugin ABI (C).  A plugin is a shared object libweft-<name>.so that exports one symbol,
+/* Weft plugin ABI (C).  A plugin is a shared object that exports one symbol,
  *
  *     const weft_plugin_v1_t weft_plugin_v1 = { WEFT_PLUGIN_ABI_MAJOR, WEFT_PLUGIN_ABI_MINOR, ... };
  *
+ * named libweft-<name>.so for a fabric and libweft-queue-<name>.so for a GPU queue runtime.
  * Plugins include only this header and their vendor library; they never link libweft.  No C++
- * types, exceptions or STL cross this boundary.  Structs passed by the core begin with
- * struct_size so that fields can be appended in later minor versions.
+ * types, exceptions or STL cross this boundary: an exception must not leave an operation.
+ * Structs passed by the core begin with struct_size so that fields can be appended later.
+ * A how-to with a running example is docs/plugins.md; the projects under
+ * examples/plugin-skeleton/ build against an installed Weft (CMake weft::plugin_api, or
+ * pkg-config weft-plugin), and `weft-conformance --fabric|--queue NAME|PATH` checks a plugin
+ * against the contract written here.
  *
- * Version policy: appending operations to an ops table or fields to a struct, or adding a
- * capability bit, bumps abi_minor; the core adapts plugins of an older minor (missing trailing
- * operations are treated as NULL = not supported).  Any other change bumps abi_major, and the
- * loader refuses a plugin whose abi_major differs from its own. */
+ * Common conventions
+ *   - Every operation returns WEFT_PLUGIN_OK (0) or a negative WEFT_PLUGIN_ERR_*; it never
+ *     aborts the process, whatever it was passed (NULL handles give ERR_INVALID).
+ *   - Buffers passed to an operation stay the caller's.  A send or receive buffer (and its
+ *     context) must stay valid until its completion was delivered; any other buffer only for
+ *     the duration of the call.  Strings the plugin returns (name, version, types) are static.
+ *   - Where an operation takes why/why_len, a failure writes one line into it: what is missing
+ *     and which variable or package the user must change (weft_plugin_whyf below).
+ *
+ * Version policy
+ *   abi_minor grows when operations are appended to an ops table, fields to a struct, or
+ *   capability bits and error codes are added: a plugin built for an older minor keeps
+ *   working.  The core knows each minor's table size and copies only that much of a
+ *   plugin's table (the missing trailing operations count as NULL, i.e. unsupported), never
+ *   reads a struct beyond its struct_size, and never passes a newer code to an older plugin
+ *   in a place it could not expect.  Anything else (a changed signature, meaning or order)
+ *   bumps abi_major, and the loader refuses a plugin whose abi_major differs from its own.
+ *   A plugin built for a newer minor than the core's loads too: the core uses the part of its
+ *   table it knows.  ABI history: 1.0 fabrics; 1.1 global kernels (kernel_*); 1.2 queue
+ *   plugins and WEFT_PLUGIN_ERR_NO_DEVICE; 1.3 queue_create / queue_destroy. */
 #ifndef WEFT_PLUGIN_H
 #define WEFT_PLUGIN_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define WEFT_PLUGIN_ABI_MAJOR 1
-#define WEFT_PLUGIN_ABI_MINOR 2
+#define WEFT_PLUGIN_ABI_MINOR 3
 
 /* Return codes of plugin operations.  Negative: failure; the core maps them to WEFT_ERR_*. */
 enum {
@@ -46,22 +69,77 @@ typedef enum weft_plugin_kind {
 
 enum { WEFT_LOG_ERROR = 0, WEFT_LOG_WARN = 1, WEFT_LOG_INFO = 2, WEFT_LOG_DEBUG = 3 };
 
-/* Services the core offers to a plugin at init.  Valid until the plugin is finalized. */
+/* Services the core offers to a plugin at init.  Valid until the plugin is finalized; any
+ * thread may call them at any time. */
 typedef struct weft_plugin_host {
     uint32_t struct_size;
-    /* Writes one line to Weft's log (WEFT_LOG=error|warn|info|debug). */
+    /* Writes one line to Weft's log (WEFT_LOG=error|warn|info|debug); message is copied. */
     void (*log)(int level, const char *plugin_name, const char *message);
     /* Value of a hint given at init (info key, e.g. "weft_ucx_tls"), NULL when unset. */
     const char *(*hint)(void *hint_ctx, const char *key);
     void *hint_ctx;
 } weft_plugin_host_t;
 
+/* Header-only helpers, so that no plugin needs its own printf wrapper.  weft_plugin_logf:
+ * formats one line and passes it to host->log (nothing when host or its log is missing). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static inline void weft_plugin_logf(const weft_plugin_host_t *host, int level,
+                                    const char *plugin_name, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    if (!host || host->struct_size < offsetof(weft_plugin_host_t, log) + sizeof(host->log) ||
+        !host->log)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    host->log(level, plugin_name, line);
+}
+
+/* Formats a failure reason into why[why_len] (when why is not NULL) and returns rc, so that
+ * `return weft_plugin_whyf(why, why_len, WEFT_PLUGIN_ERR_OTHER, "...", ...);` ends a call. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static inline int weft_plugin_whyf(char *why, size_t why_len, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    if (why && why_len) {
+        va_start(ap, fmt);
+        vsnprintf(why, why_len, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
 /* ======================================================================== fabric plugins ==
  * Object model: fabric (one per process) -> endpoint (one per Weft VCI, with its own
  * completion path) -> peer (a connection from one local endpoint to one remote endpoint).
  * All messages are tagged with 64-bit match bits; a receive matches a message when
  * (msg_tag & ~ignore) == (tag & ~ignore).  Messages from one peer endpoint that match one
- * receive must match in the order they were sent (MPI's non-overtaking rule). */
+ * receive must match in the order they were sent (MPI's non-overtaking rule).
+ *
+ * Threads: init, finalize, query, ep_open and ep_close are called by one thread at a time.
+ * Everything that takes an endpoint is serialized by the core per endpoint when the
+ * endpoint was opened with attr->serial (always, today): no two threads are inside
+ * operations on one endpoint at once, but successive calls may come from different threads
+ * (a stream handed from thread to thread), so keep no thread-local state.  Different
+ * endpoints are used by different threads concurrently, so state shared between endpoints
+ * (the fabric, a node's connections) needs the plugin's own synchronization.
+ *
+ * Blocking: no operation may wait for a remote peer to act, except ep_disconnect (bounded in
+ * time) and ep_close.  Where resources run out, return WEFT_PLUGIN_ERR_AGAIN; the core
+ * progresses the endpoint and retries.
+ *
+ * Completions: every send and receive that was posted (returned OK) completes exactly once
+ * through the endpoint's complete callback, from ep_progress, from the posting call itself,
+ * or from ep_disconnect / ep_close, on the calling thread.  The core's callback only records
+ * the result (it never calls back into the plugin), so it may run under the plugin's locks;
+ * after it returns the context and buffer are the core's again.  A failure of the peer completes its pending operations
+ * with WEFT_PLUGIN_ERR_PEER_FAILED or ERR_UNREACHABLE, and later posts to it fail at once. */
 
 typedef struct weft_fabric weft_fabric_t;       /* opaque, plugin-defined */
 typedef struct weft_fabric_ep weft_fabric_ep_t; /* opaque, plugin-defined */
@@ -112,19 +190,28 @@ typedef struct weft_fabric_ep_attr {
 } weft_fabric_ep_attr_t;
 
 typedef struct weft_fabric_ops_v1 {
-    /* Open the fabric.  On failure return a WEFT_PLUGIN_ERR_* code and write a one-line
-     * reason (what is missing, which variable to set) into why[why_len]. */
+    /* Open the fabric (once per process, at weft_init; host stays valid until finalize).  On
+     * failure return a WEFT_PLUGIN_ERR_* code and write a one-line reason (what is missing,
+     * which variable to set) into why[why_len]: the loader then tries the next plugin, or,
+     * when the user asked for this one, fails weft_init with that reason. */
     int (*init)(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why,
                 size_t why_len);
+    /* After every endpoint was closed. */
     int (*finalize)(weft_fabric_t *fabric);
+    /* Fills caps (the core sets caps->struct_size; write no field beyond it). */
     int (*query)(weft_fabric_t *fabric, weft_fabric_caps_t *caps);
 
+    /* An endpoint with its own completion path; attr is only read during the call. */
     int (*ep_open)(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr,
                    weft_fabric_ep_t **ep);
     /* Releases the endpoint; peers not yet disconnected are closed forcibly. */
     int (*ep_close)(weft_fabric_ep_t *ep);
-    /* Writes the endpoint's address into buf; *len: in buf's size, out the address length. */
+    /* Writes the endpoint's address into buf; *len: in buf's size, out the address length.
+     * The core publishes these bytes to the other processes (bootstrap key-value space);
+     * they must be enough for ep_connect in another process, even on another node. */
     int (*ep_address)(weft_fabric_ep_t *ep, void *buf, size_t *len);
+    /* A connection from ep to the endpoint at address (another process's, or one of this
+     * process's).  Must not wait for the remote side: connect lazily when needed. */
     int (*ep_connect)(weft_fabric_ep_t *ep, const void *address, size_t len,
                       weft_fabric_peer_t **peer);
     /* Flushes what was sent to peer and closes the connection.  May progress the endpoint
@@ -146,7 +233,9 @@ typedef struct weft_fabric_ops_v1 {
     /* Cancel a posted receive.  On success its completion arrives later with status
      * WEFT_PLUGIN_ERR_CANCELED (or OK if it matched first). */
     int (*cancel)(weft_fabric_ep_t *ep, void *context);
-    /* Make progress; returns the number of completions delivered (>= 0) or an error. */
+    /* Make progress; returns the number of completions delivered (>= 0) or an error.  Called
+     * in a loop by waiting threads: when there is nothing to do it must return quickly, and
+     * it never blocks. */
     int (*ep_progress)(weft_fabric_ep_t *ep);
 
     /* Optional (WEFT_FABRIC_CAP_WAIT_FD), NULL otherwise: a file descriptor that becomes
@@ -182,13 +271,19 @@ typedef struct weft_fabric_ops_v1 {
  * queue, and async copies between host and device memory; a core progress thread polls
  * `reached` and calls `release`.
  *
- * Points are numbered by the core with 32-bit serial numbers that start at 1 and increase by
- * one per appended signal or wait on a queue (signals and waits share the sequence); compare
- * them as (int32_t)(a - b) >= 0, never with >=, since they wrap.  Appends to one queue come
- * from one thread at a time and may block (a full launch queue); reached and release may run on
- * another thread at the same time, must never block, and the plugin makes that safe.  A
- * release may come before the append_wait it covers (the core registers an operation before
- * appending its points): that wait must then not stop the queue. */
+ * Points are numbered by the core with 32-bit serial numbers that start at 1 and increase
+ * per appended signal or wait on a queue (signals and waits share the sequence; the core
+ * steps by one, a plugin must accept steps below 2^30); 0 is never a point (1 follows
+ * 0xFFFFFFFF), and a freshly attached queue has reached nothing and released nothing (0).
+ * Compare points as (int32_t)(a - b) >= 0, never with >=, since they wrap.  Appends to one
+ * queue come from one thread at a time and may block (a full launch queue); reached and
+ * release may run on another thread at the same time, must never block, and the plugin makes
+ * that safe.  A release may come before the append_wait it covers (the core registers an
+ * operation before appending its points): that wait must then not stop the queue.  An append
+ * that answers WEFT_PLUGIN_ERR_AGAIN is retried after reached() was called again (the plugin
+ * may reclaim resources there).  A wait on one queue should not hold up another queue; where
+ * the runtime cannot promise that (CUDA host functions), say so in the plugin's docs.
+ * NULL handles give WEFT_PLUGIN_ERR_INVALID, except reached(NULL), which returns 0. */
 
 typedef struct weft_queue_runtime weft_queue_runtime_t; /* opaque: the opened runtime */
 typedef struct weft_queue weft_queue_t;                 /* opaque: one attached native queue */
@@ -228,13 +323,14 @@ typedef struct weft_queue_ops_v1 {
                 size_t why_len);
     int (*finalize)(weft_queue_runtime_t *rt);
     /* Decode and check a native queue (wrong size, undecodable or invalid: an error and a
-     * reason).  *sync_used: the mechanism the plugin will use (the requested one, or
-     * WEFT_QUEUE_SYNC_HOSTFN where memory operations are unsupported).  The native queue
-     * stays the user's: detach never destroys it. */
+     * reason).  *sync_used: the mechanism the plugin will use (the requested one, or the
+     * other one where the runtime lacks it: HOSTFN without memory operations, MEMOPS (events)
+     * without host functions).  The native queue stays the user's: detach never destroys it. */
     int (*attach)(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,
                   weft_queue_t **q, int *sync_used, char *why, size_t why_len);
     /* Called once everything appended has executed (the last point was reached). */
     int (*detach)(weft_queue_t *q);
+    /* Appends are called on the thread that enqueues, one at a time per queue. */
     /* Append: when execution reaches this point, reached() becomes value. */
     int (*append_signal)(weft_queue_t *q, uint32_t value);
     /* Append: execution stops here until release(v) with (int32_t)(v - value) >= 0. */
@@ -247,9 +343,22 @@ typedef struct weft_queue_ops_v1 {
     int (*release)(weft_queue_t *q, uint32_t value);
     /* What kind of memory ptr points to, as seen from q's device and context. */
     int (*mem_kind)(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind);
-    /* Page-locked host memory for staging device buffers through q's copies. */
+    /* Page-locked host memory for staging device buffers through q's copies.  host_free may
+     * wait for the device; the core calls both on user threads only. */
     int (*host_alloc)(weft_queue_t *q, size_t bytes, void **ptr);
     int (*host_free)(weft_queue_t *q, void *ptr);
+
+    /* ---- ABI minor 3: native queues for conformance tools (optional, NULL otherwise) ----
+     * The core never calls these; weft-conformance --queue does, to get a queue to attach to.
+     * queue_create: a new native queue of types[0] on the runtime's first device; writes the
+     * handle's bytes, as attach takes them, into handle[*size] (in: its capacity, out: the
+     * handle's size; too small: WEFT_PLUGIN_ERR_INVALID with *size set to the size needed).
+     * Such a handle attaches with no other info key (get_hex answers NOT_FOUND for all).
+     * queue_destroy: the queue is detached first; waits a bounded time for the queue's work
+     * and destroys it, or answers WEFT_PLUGIN_ERR_AGAIN and keeps it when the work does not
+     * end; a handle the plugin did not create is refused. */
+    int (*queue_create)(weft_queue_runtime_t *rt, void *handle, size_t *size);
+    int (*queue_destroy)(weft_queue_runtime_t *rt, const void *handle, size_t size);
 } weft_queue_ops_v1_t;
 
 /* ========================================================================= the plugin ==== */

@@ -23,12 +23,22 @@ struct cuda_graveyard_entry {
     cuda_graveyard_entry *next;
 };
 
+/* A stream made by queue_create (ABI minor 3, conformance tools), on device 0's primary
+ * context, which it holds retained until queue_destroy. */
+struct cuda_created_stream {
+    CUstream stream;
+    CUdevice dev;
+    CUcontext ctx;
+    cuda_created_stream *next;
+};
+
 struct weft_queue_runtime {
     const weft_plugin_host_t *host; /* may be NULL when a test calls init without one */
     int driver_version;
     int device_count;
-    pthread_mutex_t lock;           /* the graveyard: attach/detach come from any thread */
+    pthread_mutex_t lock;           /* the graveyard and created: any thread may call */
     cuda_graveyard_entry *graveyard;
+    cuda_created_stream *created;   /* queue_create's streams not yet destroyed */
 };
 
 /* Host-function mode's state.  Host functions still queued on the user's stream reference
@@ -84,11 +94,13 @@ inline bool cuda_serial_ge(uint32_t a, uint32_t b)
     return static_cast<int32_t>(a - b) >= 0;
 }
 
+/* Messages to Weft's log and failure reasons, through plugin.h's helpers (rt not NULL). */
+#define cuda_log(rt, level, ...) \
+    weft_plugin_logf((rt)->host, (level), CUDA_PLUGIN_NAME, __VA_ARGS__)
+#define cuda_why(why, why_len, ...) \
+    static_cast<void>(weft_plugin_whyf((why), (why_len), WEFT_PLUGIN_OK, __VA_ARGS__))
+
 /* cuda_plugin.cpp */
-void cuda_log(const weft_queue_runtime *rt, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-void cuda_why(char *why, size_t why_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)" into buf. */
 const char *cuda_error_text(CUresult r, char *buf, size_t len);
 int cuda_result_to_plugin(CUresult r);
@@ -100,6 +112,8 @@ int cuda_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *
                       weft_queue_t **q, int *sync_used, char *why, size_t why_len);
 int cuda_queue_detach(weft_queue_t *q);
 void cuda_graveyard_sweep(weft_queue_runtime *rt);
+int cuda_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size);
+int cuda_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size);
 
 /* cuda_sync.cpp */
 cuda_hostfn_state *cuda_hostfn_state_create();

@@ -1,7 +1,6 @@
 /* CUDA queue plugin: the exported descriptor, runtime init/finalize, messages and error text. */
 #include "cuda_internal.hpp"
 
-#include <cstdarg>
 #include <cstdio>
 #include <new>
 
@@ -49,6 +48,7 @@ int cuda_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt_
     cuDriverGetVersion(&rt->driver_version);
     pthread_mutex_init(&rt->lock, nullptr);
     rt->graveyard = nullptr;
+    rt->created = nullptr;
     cuda_log(rt, WEFT_LOG_DEBUG, "CUDA driver %d.%d, %d device(s)", rt->driver_version / 1000,
              (rt->driver_version % 1000) / 10, count);
     *rt_out = rt;
@@ -66,6 +66,14 @@ int cuda_runtime_finalize(weft_queue_runtime_t *rt)
         cuda_log(rt, WEFT_LOG_WARN,
                  "finalize: a detached stream has not reached its last wait; its two words of "
                  "pinned memory are kept");
+    /* Streams of queue_create left over (the tool's leak) stay, with their contexts. */
+    for (cuda_created_stream *c = rt->created; c;) {
+        cuda_created_stream *next = c->next;
+        cuda_log(rt, WEFT_LOG_WARN, "finalize: CUstream %p of queue_create was not destroyed",
+                 static_cast<void *>(c->stream));
+        delete c;
+        c = next;
+    }
     pthread_mutex_destroy(&rt->lock);
     delete rt;
     return WEFT_PLUGIN_OK;
@@ -87,31 +95,11 @@ const weft_queue_ops_v1_t cuda_ops = {
     cuda_queue_mem_kind,
     cuda_queue_host_alloc,
     cuda_queue_host_free,
+    cuda_queue_create,
+    cuda_queue_destroy,
 };
 
 } // namespace
-
-void cuda_log(const weft_queue_runtime *rt, int level, const char *fmt, ...)
-{
-    if (!rt || !rt->host || !rt->host->log)
-        return;
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    rt->host->log(level, CUDA_PLUGIN_NAME, line);
-}
-
-void cuda_why(char *why, size_t why_len, const char *fmt, ...)
-{
-    if (!why || why_len == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, why_len, fmt, ap);
-    va_end(ap);
-}
 
 const char *cuda_error_text(CUresult r, char *buf, size_t len)
 {

@@ -1,5 +1,6 @@
 /* CUDA queue plugin: attaching a user's stream (checks, choice of the sync mechanism) and
- * detaching it (freeing what the plugin allocated, never the stream). */
+ * detaching it (freeing what the plugin allocated, never the stream); streams of the plugin's
+ * own for conformance tools (queue_create / queue_destroy). */
 #include "cuda_internal.hpp"
 
 #include <cinttypes>
@@ -128,7 +129,12 @@ int cuda_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *
                  static_cast<unsigned>(args->struct_size));
         return WEFT_PLUGIN_ERR_INVALID;
     }
-    const char *type = args->type ? args->type : "cudaStream_t";
+    const char *type = args->type;
+    if (!type || (strcmp(type, "cudaStream_t") != 0 && strcmp(type, "CUstream") != 0)) {
+        cuda_why(why, why_len, "type '%s' is neither cudaStream_t nor CUstream",
+                 type ? type : "(null)");
+        return WEFT_PLUGIN_ERR_INVALID;
+    }
     if (!args->handle || args->handle_size != sizeof(CUstream)) {
         cuda_why(why, why_len, "a %s value is %zu bytes (a pointer), not %zu", type,
                  sizeof(CUstream), args->handle_size);
@@ -254,5 +260,105 @@ int cuda_queue_detach(weft_queue_t *q)
     }
     cuda_graveyard_sweep(rt);
     delete q;
+    return WEFT_PLUGIN_OK;
+}
+
+/* ABI minor 3 (conformance tools; the core never calls these): a non-blocking stream on device
+ * 0's primary context, whose handle bytes are the CUstream (a cudaStream_t is the same
+ * pointer). */
+int cuda_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size)
+{
+    if (!rt || !handle || !size)
+        return WEFT_PLUGIN_ERR_INVALID;
+    if (*size < sizeof(CUstream)) {
+        *size = sizeof(CUstream);
+        return WEFT_PLUGIN_ERR_INVALID;
+    }
+    auto *c = new (std::nothrow) cuda_created_stream{};
+    if (!c)
+        return WEFT_PLUGIN_ERR_NOMEM;
+    char err[160];
+    const char *call = "cuDeviceGet(0)";
+    CUresult r = cuDeviceGet(&c->dev, 0);
+    bool retained = false;
+    if (r == CUDA_SUCCESS) {
+        call = "cuDevicePrimaryCtxRetain";
+        r = cuDevicePrimaryCtxRetain(&c->ctx, c->dev);
+        retained = r == CUDA_SUCCESS;
+    }
+    if (r == CUDA_SUCCESS) {
+        cuda_ctx_scope scope(c->ctx);
+        call = "cuCtxPushCurrent";
+        r = scope.status;
+        if (r == CUDA_SUCCESS) {
+            call = "cuStreamCreate";
+            r = cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING);
+        }
+    }
+    if (r != CUDA_SUCCESS) {
+        if (retained)
+            cuDevicePrimaryCtxRelease(c->dev);
+        cuda_log(rt, WEFT_LOG_WARN, "queue_create: %s: %s", call,
+                 cuda_error_text(r, err, sizeof(err)));
+        delete c;
+        return cuda_result_to_plugin(r);
+    }
+    pthread_mutex_lock(&rt->lock);
+    c->next = rt->created;
+    rt->created = c;
+    pthread_mutex_unlock(&rt->lock);
+    memcpy(handle, &c->stream, sizeof(c->stream));
+    *size = sizeof(c->stream);
+    cuda_log(rt, WEFT_LOG_DEBUG, "queue_create: CUstream %p on device 0",
+             static_cast<void *>(c->stream));
+    return WEFT_PLUGIN_OK;
+}
+
+/* Synchronizes and destroys a stream of queue_create (detached first); other handles are
+ * refused, never destroyed. */
+int cuda_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size)
+{
+    if (!rt || !handle || size != sizeof(CUstream))
+        return WEFT_PLUGIN_ERR_INVALID;
+    CUstream stream;
+    memcpy(&stream, handle, sizeof(stream));
+    pthread_mutex_lock(&rt->lock);
+    cuda_created_stream *c = nullptr;
+    for (cuda_created_stream **link = &rt->created; *link; link = &(*link)->next) {
+        if ((*link)->stream == stream) {
+            c = *link;
+            *link = c->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&rt->lock);
+    if (!c)
+        return WEFT_PLUGIN_ERR_INVALID;
+    const char *call = "cuCtxPushCurrent";
+    CUresult r;
+    {
+        cuda_ctx_scope scope(c->ctx);
+        r = scope.status;
+        if (r == CUDA_SUCCESS) {
+            call = "cuStreamSynchronize";
+            r = cuStreamSynchronize(stream);
+        }
+        if (r == CUDA_SUCCESS) {
+            call = "cuStreamDestroy";
+            r = cuStreamDestroy(stream);
+        }
+    }
+    if (r != CUDA_SUCCESS) {
+        char err[160];
+        cuda_log(rt, WEFT_LOG_WARN, "queue_destroy of CUstream %p: %s: %s",
+                 static_cast<void *>(stream), call, cuda_error_text(r, err, sizeof(err)));
+        pthread_mutex_lock(&rt->lock); /* still ours: a later call may try again */
+        c->next = rt->created;
+        rt->created = c;
+        pthread_mutex_unlock(&rt->lock);
+        return cuda_result_to_plugin(r);
+    }
+    cuDevicePrimaryCtxRelease(c->dev);
+    delete c;
     return WEFT_PLUGIN_OK;
 }

@@ -32,16 +32,7 @@ namespace {
 
 constexpr int handshake_timeout_ms = 5000;
 
-void set_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void set_why(char *why, size_t why_len, const char *fmt, ...)
-{
-    if (!why || !why_len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, why_len, fmt, ap);
-    va_end(ap);
-}
+#define set_why(why, why_len, ...) (void)weft_plugin_whyf(why, why_len, 0, __VA_ARGS__)
 
 uint64_t random_u64()
 {
@@ -238,18 +229,6 @@ int fail_init(weft_fabric *f, int rc)
 }
 
 } // namespace
-
-void gal_log(const weft_fabric *f, int level, const char *fmt, ...)
-{
-    if (!f || !f->host || !f->host->log)
-        return;
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    f->host->log(level, GAL_PLUGIN_NAME, line);
-}
 
 int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, size_t why_len)
 {

@@ -172,8 +172,9 @@ template <class T> inline void fifo_push(T *&head, T *&tail, T *x)
 }
 
 /* ---- gal_fabric.cpp ---- */
-void gal_log(const weft_fabric *f, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* gal_log(f, level, fmt, ...): one line to Weft's log through the fabric's host. */
+#define gal_log(f, level, ...) \
+    weft_plugin_logf((f) ? (f)->host : nullptr, level, GAL_PLUGIN_NAME, __VA_ARGS__)
 /* The connection used to send to node (connecting and handshaking if there is none);
  * nullptr when the node cannot be reached. */
 gal_conn *gal_conn_for(weft_fabric *f, const weft_fabric_peer *peer);

@@ -10,12 +10,17 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 constexpr const char *HIP_PLUGIN_NAME = "hip";
 
 struct weft_queue_runtime {
     const weft_plugin_host_t *host;
     int device_count;
+    // queue_create's streams (ABI minor 3, conformance tools) not yet destroyed: queue_destroy
+    // destroys only these.
+    std::mutex created_lock;
+    std::vector<hipStream_t> created;
 };
 
 struct weft_queue {
@@ -63,8 +68,9 @@ inline bool hip_point_reached(uint32_t a, uint32_t b)
     return static_cast<int32_t>(a - b) >= 0;
 }
 
-void hip_log(const weft_queue_runtime_t *rt, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+// Messages to Weft's log through plugin.h's weft_plugin_logf (rt may be NULL).
+#define hip_log(rt, level, ...) \
+    weft_plugin_logf((rt) ? (rt)->host : nullptr, (level), HIP_PLUGIN_NAME, __VA_ARGS__)
 // "hipErrorNoDevice (no ROCm-capable device is detected)"
 void hip_error_text(hipError_t err, char *buf, size_t len);
 // Maps a failed HIP call to a plugin code and logs a warning naming the call.
@@ -73,6 +79,8 @@ int hip_call_failed(const weft_queue_t *q, const char *call, hipError_t err);
 int hip_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,
                      weft_queue_t **q, int *sync_used, char *why, size_t why_len);
 int hip_queue_detach(weft_queue_t *q);
+int hip_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size);
+int hip_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size);
 
 int hip_sync_setup(weft_queue_t *q, char *why, size_t why_len);
 bool hip_sync_teardown(weft_queue_t *q);

@@ -1,7 +1,6 @@
 // HIP queue plugin: runtime open/close, shared helpers and the exported descriptor.
 #include "hip_internal.hpp"
 
-#include <cstdarg>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -36,18 +35,6 @@ hip_device_guard::~hip_device_guard()
 {
     if (previous_ >= 0)
         static_cast<void>(hipSetDevice(previous_));
-}
-
-void hip_log(const weft_queue_runtime_t *rt, int level, const char *fmt, ...)
-{
-    if (!rt || !rt->host || !rt->host->log)
-        return;
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    rt->host->log(level, HIP_PLUGIN_NAME, line);
 }
 
 void hip_error_text(hipError_t err, char *buf, size_t len)
@@ -126,6 +113,10 @@ int hip_runtime_finalize(weft_queue_runtime_t *rt)
 {
     if (!rt)
         return WEFT_PLUGIN_ERR_INVALID;
+    // Streams of queue_create left over (the tool's leak) stay.
+    for (hipStream_t s : rt->created)
+        hip_log(rt, WEFT_LOG_WARN, "finalize: hipStream_t %p of queue_create was not destroyed",
+                static_cast<void *>(s));
     // No hipDeviceReset: the devices and their streams belong to the application.
     delete rt;
     return WEFT_PLUGIN_OK;
@@ -147,6 +138,8 @@ const weft_queue_ops_v1_t hip_ops = {
     hip_mem_kind,
     hip_mem_host_alloc,
     hip_mem_host_free,
+    hip_queue_create,
+    hip_queue_destroy,
 };
 } // namespace
 

@@ -1,9 +1,11 @@
-// HIP queue plugin: attaching a user's hipStream_t and detaching from it.
+// HIP queue plugin: attaching a user's hipStream_t and detaching from it; streams of the
+// plugin's own for conformance tools (queue_create / queue_destroy).
 #include "hip_internal.hpp"
 
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <new>
 
 namespace {
@@ -136,5 +138,90 @@ int hip_queue_detach(weft_queue_t *q)
         return WEFT_PLUGIN_ERR_OTHER;
     }
     delete q;
+    return WEFT_PLUGIN_OK;
+}
+
+// ABI minor 3 (conformance tools; the core never calls these): a non-blocking stream on device
+// 0; its handle bytes are the hipStream_t.
+int hip_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size)
+{
+    if (!rt || !handle || !size)
+        return WEFT_PLUGIN_ERR_INVALID;
+    if (*size < sizeof(hipStream_t)) {
+        *size = sizeof(hipStream_t);
+        return WEFT_PLUGIN_ERR_INVALID;
+    }
+    hipStream_t stream = nullptr;
+    hipError_t err;
+    {
+        hip_device_guard guard(0);
+        err = guard.status();
+        if (err == hipSuccess)
+            err = hipStreamCreateWithFlags(&stream, hipStreamNonBlocking);
+    }
+    if (err != hipSuccess) {
+        char text[160];
+        hip_error_text(err, text, sizeof(text));
+        static_cast<void>(hipGetLastError());
+        hip_log(rt, WEFT_LOG_WARN, "queue_create: hipStreamCreateWithFlags on device 0: %s", text);
+        return err == hipErrorOutOfMemory ? WEFT_PLUGIN_ERR_NOMEM : WEFT_PLUGIN_ERR_OTHER;
+    }
+    try {
+        std::lock_guard<std::mutex> hold(rt->created_lock);
+        rt->created.push_back(stream);
+    } catch (...) {
+        static_cast<void>(hipStreamDestroy(stream)); // nothing was appended to it
+        return WEFT_PLUGIN_ERR_NOMEM;
+    }
+    memcpy(handle, &stream, sizeof(stream));
+    *size = sizeof(stream);
+    return WEFT_PLUGIN_OK;
+}
+
+// Synchronizes and destroys a stream of queue_create (detached first); other handles are
+// refused, never destroyed.
+int hip_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size)
+{
+    if (!rt || !handle || size != sizeof(hipStream_t))
+        return WEFT_PLUGIN_ERR_INVALID;
+    hipStream_t stream;
+    memcpy(&stream, handle, sizeof(stream));
+    try {
+        std::lock_guard<std::mutex> hold(rt->created_lock);
+        auto it = std::find(rt->created.begin(), rt->created.end(), stream);
+        if (it == rt->created.end())
+            return WEFT_PLUGIN_ERR_INVALID;
+        rt->created.erase(it);
+    } catch (...) {
+        return WEFT_PLUGIN_ERR_OTHER;
+    }
+    int device = hipGetStreamDeviceId(stream);
+    hipError_t err;
+    const char *call = "hipSetDevice";
+    {
+        hip_device_guard guard(device >= 0 ? device : 0);
+        err = guard.status();
+        if (err == hipSuccess) {
+            call = "hipStreamSynchronize";
+            err = hipStreamSynchronize(stream);
+        }
+        if (err == hipSuccess) {
+            call = "hipStreamDestroy";
+            err = hipStreamDestroy(stream);
+        }
+    }
+    if (err != hipSuccess) {
+        char text[160];
+        hip_error_text(err, text, sizeof(text));
+        static_cast<void>(hipGetLastError());
+        hip_log(rt, WEFT_LOG_WARN, "queue_destroy of hipStream_t %p: %s: %s",
+                static_cast<void *>(stream), call, text);
+        try {
+            std::lock_guard<std::mutex> hold(rt->created_lock);
+            rt->created.push_back(stream); // still ours: a later call may try again
+        } catch (...) {
+        }
+        return WEFT_PLUGIN_ERR_OTHER;
+    }
     return WEFT_PLUGIN_OK;
 }

@@ -9,6 +9,8 @@
 #include <new>
 #include <string>
 
+#define ofi_why(why, why_len, ...) (void)weft_plugin_whyf(why, why_len, 0, __VA_ARGS__)
+
 namespace {
 
 /* "1.0 (libfabric 1.17)": the libfabric part is the library actually loaded. */
@@ -19,17 +21,6 @@ __attribute__((constructor)) void ofi_version_fill()
     uint32_t v = fi_version();
     snprintf(ofi_version_text, sizeof(ofi_version_text), "%d.%d (libfabric %u.%u)",
              WEFT_PLUGIN_ABI_MAJOR, WEFT_PLUGIN_ABI_MINOR, FI_MAJOR(v), FI_MINOR(v));
-}
-
-void ofi_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void ofi_why(char *why, size_t why_len, const char *fmt, ...)
-{
-    if (!why || why_len == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, why_len, fmt, ap);
-    va_end(ap);
 }
 
 /* The sockets provider loses messages under Weft's traffic here; never pick it, even when
@@ -181,18 +172,6 @@ int ofi_open_provider(weft_fabric *fabric, const char *prov, const char *node,
 }
 
 } // namespace
-
-void ofi_log(const weft_fabric *fabric, int level, const char *fmt, ...)
-{
-    if (!fabric || !fabric->host || !fabric->host->log)
-        return;
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    fabric->host->log(level, OFI_PLUGIN_NAME, line);
-}
 
 int ofi_errno_to_plugin(int fi_err)
 {

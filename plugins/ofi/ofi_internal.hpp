@@ -126,8 +126,9 @@ constexpr uint32_t OFI_ADDRESS_MAGIC = 0x49464f57u; /* "WOFI" little-endian */
 constexpr const char *OFI_PLUGIN_NAME = "ofi";
 
 int ofi_errno_to_plugin(int fi_err); /* takes a positive or negative FI_E* value */
-void ofi_log(const weft_fabric *fabric, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* ofi_log(fabric, level, fmt, ...): one line to Weft's log through the fabric's host. */
+#define ofi_log(fabric, level, ...) \
+    weft_plugin_logf((fabric) ? (fabric)->host : nullptr, level, OFI_PLUGIN_NAME, __VA_ARGS__)
 
 /* ---- op lists (callers hold the guard) ---- */
 int ofi_op_grow(weft_fabric_ep *ep);

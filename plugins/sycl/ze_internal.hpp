@@ -22,6 +22,14 @@ constexpr size_t ZE_POOLS_MAX = 64;
 
 struct weft_queue_runtime {
     const weft_plugin_host_t *host;
+    /* queue_create (ABI minor 3, conformance tools): a context of the runtime's own on the
+     * first GPU device, made at the first call, and the immediate lists made on it (attach
+     * takes these without the info key weft_ze_context).  Guarded by created_lock. */
+    std::mutex created_lock;
+    ze_device_handle_t device = nullptr;
+    ze_context_handle_t context = nullptr;
+    uint32_t ordinal = 0; /* a compute command queue group of device */
+    std::vector<ze_command_list_handle_t> created;
 };
 
 /* A point appended to the queue and the event that carries it. */
@@ -72,15 +80,21 @@ struct weft_queue {
 
 /* ze_plugin.cpp */
 const char *ze_result_name(ze_result_t r);
-void ze_log(const weft_queue_runtime *rt, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-void ze_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Messages to Weft's log and failure reasons, through plugin.h's helpers. */
+#define ze_log(rt, level, ...) \
+    weft_plugin_logf((rt) ? (rt)->host : nullptr, (level), ZE_PLUGIN_NAME, __VA_ARGS__)
+#define ze_why(why, why_len, ...) \
+    static_cast<void>(weft_plugin_whyf((why), (why_len), WEFT_PLUGIN_OK, __VA_ARGS__))
 int ze_result_to_plugin(ze_result_t r);
 
 /* ze_queue.cpp */
 int ze_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,
                     weft_queue_t **q, int *sync_used, char *why, size_t why_len);
 int ze_queue_detach(weft_queue_t *q);
+int ze_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size);
+int ze_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size);
+/* finalize: the runtime's own context, unless lists of queue_create are left. */
+void ze_queue_created_release(weft_queue_runtime_t *rt);
 /* One command appended to the queue: a signal barrier, a wait barrier or a copy. */
 struct ze_command {
     enum { SIGNAL, WAIT, COPY } kind;

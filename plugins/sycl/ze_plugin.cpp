@@ -2,7 +2,6 @@
  * Level Zero result names. */
 #include "ze_internal.hpp"
 
-#include <cstdarg>
 #include <cstdio>
 #include <new>
 
@@ -17,12 +16,6 @@ __attribute__((constructor)) void ze_version_fill()
     snprintf(ze_version_text, sizeof(ze_version_text), "1.0 (Level Zero loader API %u.%u)",
              (unsigned)ZE_MAJOR_VERSION(ZE_API_VERSION_CURRENT),
              (unsigned)ZE_MINOR_VERSION(ZE_API_VERSION_CURRENT));
-}
-
-bool ze_host_has_log(const weft_plugin_host_t *host)
-{
-    return host && host->struct_size >= offsetof(weft_plugin_host_t, log) + sizeof(host->log) &&
-           host->log;
 }
 
 int ze_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, char *why,
@@ -81,7 +74,9 @@ int ze_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, c
 
 int ze_runtime_finalize(weft_queue_runtime_t *rt)
 {
+    if (!rt) return WEFT_PLUGIN_ERR_INVALID;
     /* Level Zero has no zeFini: the driver stays loaded until the process exits. */
+    ze_queue_created_release(rt);
     delete rt;
     return WEFT_PLUGIN_OK;
 }
@@ -102,7 +97,7 @@ const weft_queue_ops_v1_t ze_ops = {
     ze_types,          ze_runtime_init,     ze_runtime_finalize, ze_queue_attach,
     ze_op_detach,      ze_op_append_signal, ze_op_append_wait,   ze_mem_append_copy,
     ze_op_reached,     ze_op_release,       ze_mem_kind,         ze_mem_host_alloc,
-    ze_mem_host_free,
+    ze_mem_host_free,  ze_queue_create,     ze_queue_destroy,
 };
 
 } // namespace
@@ -161,26 +156,6 @@ int ze_result_to_plugin(ze_result_t r)
     case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return WEFT_PLUGIN_ERR_UNSUPPORTED;
     default: return WEFT_PLUGIN_ERR_OTHER;
     }
-}
-
-void ze_log(const weft_queue_runtime *rt, int level, const char *fmt, ...)
-{
-    if (!rt || !ze_host_has_log(rt->host)) return;
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    rt->host->log(level, ZE_PLUGIN_NAME, line);
-}
-
-void ze_why(char *why, size_t why_len, const char *fmt, ...)
-{
-    if (!why || why_len == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, why_len, fmt, ap);
-    va_end(ap);
 }
 
 extern "C" {

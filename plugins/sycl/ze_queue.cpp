@@ -1,8 +1,10 @@
-/* SYCL / Level Zero queue plugin: attach/detach of a native queue, and submission of one
- * command to it (the user's immediate command list, or the plugin's own lists executed on the
- * user's command queue). */
+/* SYCL / Level Zero queue plugin: attach/detach of a native queue, submission of one command to
+ * it (the user's immediate command list, or the plugin's own lists executed on the user's
+ * command queue), and immediate lists of the plugin's own for conformance tools
+ * (queue_create / queue_destroy). */
 #include "ze_internal.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -126,6 +128,78 @@ ze_result_t ze_command_record(ze_command_list_handle_t list, const ze_command &c
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
+/* The context of an immediate list made by queue_create: true and *ctx when list is one. */
+bool ze_created_context(weft_queue_runtime *rt, const void *list, ze_context_handle_t *ctx)
+{
+    std::lock_guard<std::mutex> g(rt->created_lock);
+    for (ze_command_list_handle_t l : rt->created) {
+        if (static_cast<const void *>(l) != list) continue;
+        *ctx = rt->context;
+        return true;
+    }
+    return false;
+}
+
+/* Caller holds rt->created_lock: the first GPU device, a compute queue group ordinal of it,
+ * and a context of the runtime's own on its driver, made once. */
+ze_result_t ze_own_context(weft_queue_runtime *rt)
+{
+    if (rt->context) return ZE_RESULT_SUCCESS;
+    uint32_t ndrivers = 0;
+    ze_result_t r = zeDriverGet(&ndrivers, nullptr);
+    if (r != ZE_RESULT_SUCCESS) return r;
+    std::vector<ze_driver_handle_t> drivers(ndrivers);
+    r = zeDriverGet(&ndrivers, drivers.data());
+    if (r != ZE_RESULT_SUCCESS) return r;
+    ze_driver_handle_t driver = nullptr;
+    ze_device_handle_t device = nullptr;
+    for (uint32_t i = 0; i < ndrivers && !device; ++i) {
+        uint32_t n = 0;
+        if (zeDeviceGet(drivers[i], &n, nullptr) != ZE_RESULT_SUCCESS || n == 0) continue;
+        std::vector<ze_device_handle_t> devices(n);
+        if (zeDeviceGet(drivers[i], &n, devices.data()) != ZE_RESULT_SUCCESS) continue;
+        for (uint32_t j = 0; j < n && !device; ++j) {
+            ze_device_properties_t props{};
+            props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+            if (zeDeviceGetProperties(devices[j], &props) == ZE_RESULT_SUCCESS &&
+                props.type == ZE_DEVICE_TYPE_GPU) {
+                driver = drivers[i];
+                device = devices[j];
+            }
+        }
+    }
+    if (!device) return ZE_RESULT_ERROR_UNINITIALIZED; /* no GPU: init would have said so */
+    /* Group 0 is the compute group on current Intel GPUs; look for one to be sure. */
+    uint32_t ordinal = 0, ngroups = 0;
+    if (zeDeviceGetCommandQueueGroupProperties(device, &ngroups, nullptr) == ZE_RESULT_SUCCESS &&
+        ngroups > 0) {
+        std::vector<ze_command_queue_group_properties_t> groups(ngroups);
+        for (auto &g : groups) g.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
+        if (zeDeviceGetCommandQueueGroupProperties(device, &ngroups, groups.data()) ==
+            ZE_RESULT_SUCCESS) {
+            for (uint32_t i = 0; i < ngroups; ++i) {
+                if (groups[i].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE) {
+                    ordinal = i;
+                    break;
+                }
+            }
+        }
+    }
+    ze_context_desc_t cd{};
+    cd.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC;
+    ze_context_handle_t context = nullptr;
+    r = zeContextCreate(driver, &cd, &context);
+    if (r != ZE_RESULT_SUCCESS) return r;
+    rt->device = device;
+    rt->context = context;
+    rt->ordinal = ordinal;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* ZE_COMMAND_QUEUE_FLAG_IN_ORDER of Level Zero 1.7 (not in the 1.4 headers): copies one after
+ * the other, as attach requires of an immediate list. */
+constexpr ze_command_queue_flags_t ZE_QUEUE_FLAG_IN_ORDER_1_7 = 1u << 1;
+
 } // namespace
 
 ze_result_t ze_queue_submit(weft_queue_t *q, const ze_command &cmd)
@@ -206,8 +280,24 @@ int ze_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *ar
     ze_context_handle_t ctx = nullptr;
     ze_device_handle_t dev = nullptr;
     uint32_t ordinal = 0;
-    int rc = ze_attach_read(args, "weft_ze_context", &ctx, sizeof(ctx), true,
+    int rc;
+    if (mode == ZE_QUEUE_IMMEDIATE && ze_created_context(rt, handle, &ctx)) {
+        /* A list of queue_create's: its context is the runtime's own, weft_ze_context is
+         * optional (and must name that context when given). */
+        ze_context_handle_t given = nullptr;
+        rc = ze_attach_read(args, "weft_ze_context", &given, sizeof(given), false,
                             "ze_context_handle_t", why, why_len);
+        if (rc == WEFT_PLUGIN_ERR_NOT_FOUND) {
+            rc = WEFT_PLUGIN_OK;
+        } else if (rc == WEFT_PLUGIN_OK && given != ctx) {
+            ze_why(why, why_len, "info \"weft_ze_context\" is not the context of this list "
+                   "(a list of the plugin's own queue_create)");
+            rc = WEFT_PLUGIN_ERR_INVALID;
+        }
+    } else {
+        rc = ze_attach_read(args, "weft_ze_context", &ctx, sizeof(ctx), true,
+                            "ze_context_handle_t", why, why_len);
+    }
     if (rc != WEFT_PLUGIN_OK) return rc;
     if (mode == ZE_QUEUE_REGULAR) {
         rc = ze_attach_read(args, "weft_ze_device", &dev, sizeof(dev), true,
@@ -307,4 +397,132 @@ int ze_queue_detach(weft_queue_t *q)
     ze_events_destroy(q);
     delete q;
     return WEFT_PLUGIN_OK;
+}
+
+/* ABI minor 3 (conformance tools; the core never calls these): an immediate, in-order command
+ * list on the first GPU device, in a context of the runtime's own; the handle bytes are the
+ * ze_command_list_handle_t. */
+int ze_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size)
+{
+    if (!rt || !handle || !size) return WEFT_PLUGIN_ERR_INVALID;
+    if (*size < sizeof(ze_command_list_handle_t)) {
+        *size = sizeof(ze_command_list_handle_t);
+        return WEFT_PLUGIN_ERR_INVALID;
+    }
+    try {
+        std::lock_guard<std::mutex> g(rt->created_lock);
+        ze_result_t r = ze_own_context(rt);
+        if (r != ZE_RESULT_SUCCESS) {
+            ze_log(rt, WEFT_LOG_WARN, "queue_create: no context on a GPU device: %s (0x%x)",
+                   ze_result_name(r), (unsigned)r);
+            return r == ZE_RESULT_ERROR_UNINITIALIZED ? WEFT_PLUGIN_ERR_NO_DEVICE
+                                                      : ze_result_to_plugin(r);
+        }
+        rt->created.reserve(rt->created.size() + 1);
+        ze_command_queue_desc_t qd{};
+        qd.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC;
+        qd.ordinal = rt->ordinal;
+        qd.index = 0;
+        qd.flags = ZE_QUEUE_FLAG_IN_ORDER_1_7;
+        qd.mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
+        qd.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL;
+        ze_command_list_handle_t list = nullptr;
+        r = zeCommandListCreateImmediate(rt->context, rt->device, &qd, &list);
+        if (r == ZE_RESULT_ERROR_INVALID_ENUMERATION ||
+            r == ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION) {
+            /* A driver older than Level Zero 1.7: no in-order flag.  Its immediate lists keep
+             * the order of barriers (points); copies back to back may overlap. */
+            ze_log(rt, WEFT_LOG_INFO, "queue_create: the driver refuses the in-order flag (%s); "
+                   "creating the immediate list without it", ze_result_name(r));
+            qd.flags = 0;
+            r = zeCommandListCreateImmediate(rt->context, rt->device, &qd, &list);
+        }
+        if (r != ZE_RESULT_SUCCESS) {
+            ze_log(rt, WEFT_LOG_WARN, "queue_create: zeCommandListCreateImmediate: %s (0x%x)",
+                   ze_result_name(r), (unsigned)r);
+            return ze_result_to_plugin(r) == WEFT_PLUGIN_ERR_AGAIN ? WEFT_PLUGIN_ERR_OTHER
+                                                                   : ze_result_to_plugin(r);
+        }
+        rt->created.push_back(list); /* reserved: cannot throw */
+        memcpy(handle, &list, sizeof(list));
+        *size = sizeof(list);
+        return WEFT_PLUGIN_OK;
+    } catch (...) {
+        return WEFT_PLUGIN_ERR_NOMEM;
+    }
+}
+
+/* Waits for everything appended to a list of queue_create (detached first: a barrier that
+ * signals an event of its own, waited for on the host) and destroys it.  Other handles are
+ * refused, never destroyed. */
+int ze_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size)
+{
+    if (!rt || !handle || size != sizeof(ze_command_list_handle_t)) return WEFT_PLUGIN_ERR_INVALID;
+    ze_command_list_handle_t list;
+    memcpy(&list, handle, sizeof(list));
+    ze_context_handle_t ctx = nullptr;
+    try {
+        /* Taken off the record first, so that no other call destroys it at the same time. */
+        std::lock_guard<std::mutex> g(rt->created_lock);
+        auto it = std::find(rt->created.begin(), rt->created.end(), list);
+        if (it == rt->created.end()) return WEFT_PLUGIN_ERR_INVALID;
+        rt->created.erase(it);
+        ctx = rt->context;
+    } catch (...) {
+        return WEFT_PLUGIN_ERR_OTHER;
+    }
+    ze_event_pool_desc_t pd{};
+    pd.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
+    pd.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
+    pd.count = 1;
+    ze_event_pool_handle_t pool = nullptr;
+    ze_event_handle_t ev = nullptr;
+    const char *call = "zeEventPoolCreate";
+    ze_result_t r = zeEventPoolCreate(ctx, &pd, 0, nullptr, &pool);
+    if (r == ZE_RESULT_SUCCESS) {
+        ze_event_desc_t ed{};
+        ed.stype = ZE_STRUCTURE_TYPE_EVENT_DESC;
+        ed.index = 0;
+        ed.signal = ZE_EVENT_SCOPE_FLAG_HOST;
+        ed.wait = ZE_EVENT_SCOPE_FLAG_HOST;
+        call = "zeEventCreate";
+        r = zeEventCreate(pool, &ed, &ev);
+    }
+    if (r == ZE_RESULT_SUCCESS) {
+        call = "zeCommandListAppendBarrier";
+        r = zeCommandListAppendBarrier(list, ev, 0, nullptr);
+    }
+    if (r == ZE_RESULT_SUCCESS) {
+        call = "zeEventHostSynchronize";
+        r = zeEventHostSynchronize(ev, UINT64_MAX);
+    }
+    if (ev) zeEventDestroy(ev);
+    if (pool) zeEventPoolDestroy(pool);
+    if (r == ZE_RESULT_SUCCESS) {
+        call = "zeCommandListDestroy";
+        r = zeCommandListDestroy(list);
+    }
+    if (r != ZE_RESULT_SUCCESS) {
+        ze_log(rt, WEFT_LOG_WARN, "queue_destroy of list %p: %s: %s (0x%x)", (void *)list, call,
+               ze_result_name(r), (unsigned)r);
+        try {
+            std::lock_guard<std::mutex> g(rt->created_lock);
+            rt->created.push_back(list); /* still ours: a later call may try again */
+        } catch (...) {
+        }
+        int rc = ze_result_to_plugin(r);
+        return rc == WEFT_PLUGIN_ERR_AGAIN ? WEFT_PLUGIN_ERR_OTHER : rc;
+    }
+    return WEFT_PLUGIN_OK;
+}
+
+void ze_queue_created_release(weft_queue_runtime_t *rt)
+{
+    if (!rt->created.empty()) {
+        ze_log(rt, WEFT_LOG_WARN, "finalize: %zu command list(s) of queue_create were not "
+               "destroyed; they and the plugin's context are kept", rt->created.size());
+        return;
+    }
+    if (rt->context) zeContextDestroy(rt->context);
+    rt->context = nullptr;
 }

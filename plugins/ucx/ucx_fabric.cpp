@@ -10,6 +10,8 @@
 #include <strings.h>
 #include <new>
 
+#define ucx_why(why, why_len, ...) (void)weft_plugin_whyf(why, why_len, 0, __VA_ARGS__)
+
 namespace {
 
 /* "1.0 (UCX 1.13.1)": the UCX part is the library actually loaded, filled in at dlopen. */
@@ -25,17 +27,6 @@ __attribute__((constructor)) void ucx_version_fill()
 void ucx_request_init(void *request)
 {
     memset(request, 0, sizeof(ucx_req));
-}
-
-void ucx_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void ucx_why(char *why, size_t why_len, const char *fmt, ...)
-{
-    if (!why || why_len == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, why_len, fmt, ap);
-    va_end(ap);
 }
 
 /* Size of a real worker address of this context: the bound ep_address can need. */
@@ -56,18 +47,6 @@ size_t ucx_measure_address(weft_fabric *fabric)
 }
 
 } // namespace
-
-void ucx_log(const weft_fabric *fabric, int level, const char *fmt, ...)
-{
-    if (!fabric || !fabric->host || !fabric->host->log)
-        return;
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    fabric->host->log(level, UCX_PLUGIN_NAME, line);
-}
 
 int ucx_status_to_plugin(ucs_status_t status)
 {

@@ -121,8 +121,9 @@ inline int ucx_status_to_plugin_fast(ucs_status_t status)
 {
     return ucs_likely(status == UCS_OK) ? WEFT_PLUGIN_OK : ucx_status_to_plugin(status);
 }
-void ucx_log(const weft_fabric *fabric, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* ucx_log(fabric, level, fmt, ...): one line to Weft's log through the fabric's host. */
+#define ucx_log(fabric, level, ...) \
+    weft_plugin_logf((fabric) ? (fabric)->host : nullptr, level, UCX_PLUGIN_NAME, __VA_ARGS__)
 
 /* Queue a finished request on its endpoint (called from UCX callbacks, under the guard). */
 inline void ucx_done_push(weft_fabric_ep *ep, ucx_req *req)
