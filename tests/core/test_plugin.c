@@ -68,6 +68,7 @@ static int t_probe(weft_fabric_ep_t *ep, uint64_t t, uint64_t i, int *f, uint64_
 }
 static int t_cancel(weft_fabric_ep_t *ep, void *c) { (void)ep; (void)c; return WEFT_PLUGIN_ERR_UNSUPPORTED; }
 
+__attribute__((unused)) /* the no-symbol variant exports nothing that uses it */
 static const weft_fabric_ops_v1_t ops = {
     t_init, t_finalize, t_query, t_ep_open, t_ep, t_addr, t_connect, t_disconnect,
 #if TEST_PLUGIN_VARIANT == VARIANT_NOOPS

@@ -52,8 +52,8 @@ void plugin_select(const std::string &path)
     g_plugin = LoadedPlugin{};
     g_plugin.path = path;
     if (path.empty()) {
-        g_plugin.error = "no plugin given: pass the path of libweft-<name>.so as the first "
-                         "argument or set WEFT_CONFORMANCE_PLUGIN";
+        g_plugin.error = "no plugin given: pass --fabric NAME|PATH (or set "
+                         "WEFT_CONFORMANCE_PLUGIN)";
         return;
     }
     /* Never dlclosed: vendor libraries keep atexit handlers into their own text. */
@@ -73,8 +73,11 @@ void plugin_select(const std::string &path)
         return;
     }
     if (desc->kind != WEFT_PLUGIN_KIND_FABRIC) {
-        g_plugin.error = path + " is not a fabric plugin (kind " +
-                         std::to_string(static_cast<int>(desc->kind)) + ")";
+        g_plugin.error = path + " is not a fabric plugin (" +
+                         (desc->kind == WEFT_PLUGIN_KIND_QUEUE
+                              ? std::string("it is a queue plugin: check it with --queue")
+                              : "descriptor kind " + std::to_string(static_cast<int>(desc->kind))) +
+                         ")";
         return;
     }
     g_plugin.desc = desc;

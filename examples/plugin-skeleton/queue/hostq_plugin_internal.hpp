@@ -1,4 +1,4 @@
-// The hostq queue plugin (libweft-hostq.so, tests only): shared structures of its files.
+// The hostq queue plugin (libweft-queue-hostq.so, tests only): shared structures of its files.
 #pragma once
 
 #include "hostq.h"
@@ -8,9 +8,16 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <vector>
+
+#define HOSTQ_PLUGIN_NAME "hostq"
 
 struct weft_queue_runtime {
     const weft_plugin_host_t *host;  // valid until finalize
+    // queue_create's queues (ABI minor 3), so that queue_destroy never destroys a queue it
+    // did not make (a user's, or a stale handle).
+    std::mutex created_lock;
+    std::vector<hostq_t *> created;
 };
 
 struct weft_queue {
@@ -36,8 +43,7 @@ inline bool hostq_plugin_serial_geq(uint32_t a, uint32_t b)
 }
 
 int hostq_plugin_rc(int hostq_rc);  // HOSTQ_* -> WEFT_PLUGIN_*
-void hostq_plugin_log(weft_queue_runtime_t *rt, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+// Messages go through plugin.h's weft_plugin_logf(rt->host, level, HOSTQ_PLUGIN_NAME, ...).
 
 // hostq_plugin_sync.cpp: the points and copies.
 int hostq_plugin_append_signal(weft_queue_t *q, uint32_t value);
