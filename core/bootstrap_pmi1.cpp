@@ -67,6 +67,10 @@ class pmi1_bootstrap final : public bootstrap {
         std::string base = key_name(key, rank_);
         // Room left for the value in a put line and in a get_result line.
         size_t put_fixed = std::strlen("cmd=put kvsname= key= value=\n") + kvsname_.size() + base.size() + 12;
+        if (put_fixed >= pmi_max_line)  // no room for a value (chunk 0, or a line over the limit)
+            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap put of PMI key '%s': with the PMI server's kvsname "
+                        "(%zu bytes) a put line cannot fit PMI's %zu-byte line limit", base.c_str(),
+                        kvsname_.size(), pmi_max_line);
         size_t get_fixed = std::strlen("cmd=get_result rc=0 msg=success value=\n");
         size_t chunk = std::min({vallen_max_ - 1, pmi_max_line - put_fixed, pmi_max_line - get_fixed});
         size_t n = (hex.size() + chunk - 1) / chunk;
@@ -101,7 +105,9 @@ class pmi1_bootstrap final : public bootstrap {
         }
         std::vector<uint8_t> bytes;
         std::string why;
-        if (!hex_decode(hex, bytes, &why))
+        // put writes plain hex: no more bytes than hex.size() / 2 (a "[N]" run from the server
+        // must not make us allocate up to hex_decode's 1 GiB).
+        if (!hex_decode_max(hex, bytes, &why, hex.size() / 2, nullptr))
             return fail(WEFT_ERR_BOOTSTRAP, "bootstrap get: PMI value of '%s' is not hex: %s", base.c_str(), why.c_str());
         value.assign(bytes.begin(), bytes.end());
         return WEFT_SUCCESS;
