@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: installs dependencies, builds, runs ctest, then builds again with
-# AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite under them, and with
-# ThreadSanitizer for the threaded stream and collective suites.
+# The whole test suite: installs dependencies, builds, runs ctest, runs the fuzz targets
+# briefly, then builds again with AddressSanitizer + UndefinedBehaviorSanitizer and runs the
+# suite under them, and with ThreadSanitizer for the threaded suites.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/deps.sh"
@@ -10,6 +10,10 @@ echo "== build (RelWithDebInfo)"
 bash "$root/scripts/build.sh" "$root/build" >/dev/null
 echo "== ctest"
 (cd "$root/build" && ctest --output-on-failure --timeout 300 -j2)
+
+echo "== fuzz: replay of past crashes and seeds, then 200 000 executions per target (clang, libFuzzer)"
+bash "$root/scripts/fuzz.sh" --regress
+bash "$root/scripts/fuzz.sh" -r 200000 -j 2
 
 echo "== build (address,undefined sanitizers)"
 bash "$root/scripts/build.sh" "$root/build-asan" -DWEFT_SANITIZE=address,undefined -DWEFT_STREAM_CHECKS=ON -DWEFT_BUILD_BENCH=OFF >/dev/null
@@ -26,9 +30,9 @@ echo "== ctest under ASan+UBSan"
 (cd "$root/build-asan" && ASAN_OPTIONS=intercept_tls_get_addr=0 WEFT_TEST_RTT_BOUND_US=6000 \
   ctest --output-on-failure --timeout 300 -j2)
 
-echo "== build (thread sanitizer: the threaded stream, collective, PGAS, Galapagos, enqueue and queue conformance suites)"
+echo "== build (thread sanitizer: the threaded stream, collective, PGAS, Galapagos, enqueue, queue conformance and soak suites)"
 bash "$root/scripts/build.sh" "$root/build-tsan" -DWEFT_SANITIZE=thread -DWEFT_STREAM_CHECKS=ON \
-  -DWEFT_BUILD_BENCH=OFF "-DWEFT_TEST_DIRS=p2p;streams;coll;pgas;galapagos;hostq;enqueue;conformance" >/dev/null
+  -DWEFT_BUILD_BENCH=OFF "-DWEFT_TEST_DIRS=p2p;streams;coll;pgas;galapagos;hostq;enqueue;conformance;soak" >/dev/null
 echo "== ctest under TSan"
 # UCX's memory hooks (mmap/munmap interception) crash under TSan's own interceptors.
 # TSan slows the threaded suites several-fold: WEFT_TEST_TIME_SCALE stretches their watchdogs,
@@ -47,5 +51,5 @@ echo "== ctest under TSan"
 # overlap closely enough for the check to fire.  It runs in the plain and ASan phases.
 (cd "$root/build-tsan" && UCX_MEM_EVENTS=no WEFT_TEST_TIME_SCALE=3 WEFT_TEST_RTT_BOUND_US=8000 \
   ctest --output-on-failure --timeout 300 -j1 \
-    -R '^streams|^coll[.]threads|^pgas[.](multiplex|progress_thread)|^galapagos[.](hostile|gascore)|^enqueue|^hostq_|^conformance[.]queue[.]hostq$' \
+    -R '^streams|^coll[.]threads|^pgas[.](multiplex|progress_thread)|^galapagos[.](hostile|gascore)|^enqueue|^hostq_|^conformance[.]queue[.]hostq$|^soak[.]short' \
     -E '[.]ofi$|^streams[.]concurrent_use$')
