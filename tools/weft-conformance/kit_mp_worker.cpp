@@ -116,29 +116,23 @@ struct Worker {
     int complete(std::vector<weft_request> &reqs, std::vector<weft_status> *st,
                  const std::string &what)
     {
-        unsigned spins = 0;
-        for (;;) {
-            int flag = 0;
-            int rc = weft_testall(reqs.size(), reqs.data(), &flag,
-                                  st ? st->data() : WEFT_STATUSES_IGNORE);
-            if (rc != WEFT_SUCCESS || flag)
-                return rc;
-            if (steady::now() > deadline) {
-                timed_out = true;
-                fail("timed out after " + std::to_string(check_timeout_s) + " s waiting for " + what);
-                return -1;
-            }
-            if (++spins % 16 == 0)
-                sched_yield();
-        }
+        return poll_until_done(what, [&](int *flag) {
+            return weft_testall(reqs.size(), reqs.data(), flag, st ? st->data() : WEFT_STATUSES_IGNORE);
+        });
     }
     /* One request (weft_test: its own error code, not WEFT_ERR_IN_STATUS). */
     int complete1(weft_request &req, weft_status *st, const std::string &what)
     {
+        return poll_until_done(what, [&](int *flag) { return weft_test(&req, flag, st ? st : WEFT_STATUS_IGNORE); });
+    }
+    /* Calls test(&flag) until it fails or sets flag; -1 (failure recorded) past the deadline. */
+    template <class Test>
+    int poll_until_done(const std::string &what, Test &&test)
+    {
         unsigned spins = 0;
         for (;;) {
             int flag = 0;
-            int rc = weft_test(&req, &flag, st ? st : WEFT_STATUS_IGNORE);
+            int rc = test(&flag);
             if (rc != WEFT_SUCCESS || flag)
                 return rc;
             if (steady::now() > deadline) {
