@@ -44,7 +44,10 @@ bool is_plugin_file_name(const std::string &file, std::string &name) {
 size_t fabric_ops_size_for_minor(uint32_t minor) {
     static const size_t sizes[] = {
         offsetof(weft_fabric_ops_v1_t, kernel_table),  // minor 0: up to ep_arm
-        sizeof(weft_fabric_ops_v1_t),                  // minor 1: + the global-kernel operations
+        offsetof(weft_fabric_ops_v1_t, ep_peer_failed),  // minor 1: + the global-kernel operations
+        offsetof(weft_fabric_ops_v1_t, ep_peer_failed),  // minor 2: queue plugins only
+        offsetof(weft_fabric_ops_v1_t, ep_peer_failed),  // minor 3: queue plugins only
+        sizeof(weft_fabric_ops_v1_t),                    // minor 4: + ep_peer_failed, stats
     };
     constexpr uint32_t known = sizeof(sizes) / sizeof(sizes[0]);
     return minor < known ? sizes[minor] : sizeof(weft_fabric_ops_v1_t);

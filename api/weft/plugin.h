@@ -30,7 +30,7 @@
  *   bumps abi_major, and the loader refuses a plugin whose abi_major differs from its own.
  *   A plugin built for a newer minor than the core's loads too: the core uses the part of its
  *   table it knows.  ABI history: 1.0 fabrics; 1.1 global kernels (kernel_*); 1.2 queue
- *   plugins and WEFT_PLUGIN_ERR_NO_DEVICE; 1.3 queue_create / queue_destroy. */
+ *   plugins and WEFT_PLUGIN_ERR_NO_DEVICE; 1.3 queue_create / queue_destroy; 1.4 ep_peer_failed and stats. */
 #ifndef WEFT_PLUGIN_H
 #define WEFT_PLUGIN_H
 
@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 #define WEFT_PLUGIN_ABI_MAJOR 1
-#define WEFT_PLUGIN_ABI_MINOR 3
+#define WEFT_PLUGIN_ABI_MINOR 4
 
 /* Return codes of plugin operations.  Negative: failure; the core maps them to WEFT_ERR_*. */
 enum {
@@ -168,6 +168,13 @@ typedef struct weft_fabric_completion {
     size_t length;     /* receives: bytes delivered (the sent length when truncated) */
 } weft_fabric_completion_t;
 
+/* Counters of input a fabric dropped (ABI minor 4; see stats below). */
+typedef struct weft_fabric_stats {
+    uint32_t struct_size;
+    uint64_t dropped_packets;     /* malformed, oversized or truncated frames or packets */
+    uint64_t refused_connections; /* connections without the job's token or a valid handshake */
+} weft_fabric_stats_t;
+
 /* A global kernel of a cluster description (ABI minor 1; a Galapagos cluster file): kernels
  * have ids fixed by the description, and live in a software process (a Weft rank) or in
  * hardware (an FPGA node that takes no part in Weft's bootstrap). */
@@ -262,6 +269,24 @@ typedef struct weft_fabric_ops_v1 {
      * ep) to dst_kernel.  Posting and completion as tag_send. */
     int (*kernel_send)(weft_fabric_ep_t *ep, uint32_t dst_kernel, uint32_t src_kernel,
                        const void *buf, size_t len, void *context);
+
+    /* ---- ABI minor 4: peer failure (optional, NULL otherwise) ----
+     * The core learned, from outside the fabric (its liveness monitor), that the process
+     * behind peer has died.  Complete every send to peer still in flight with
+     * WEFT_PLUGIN_ERR_PEER_FAILED before returning or from the next ep_progress, without
+     * waiting for anything from the peer (no flush), and fail later sends to it at once.
+     * Receives are not affected (the core cancels those it posted for the peer).  The peer
+     * object stays valid until ep_disconnect or ep_close, which must then be quick.  May be
+     * called more than once for one peer.  Without this operation a send to a dead peer
+     * completes only when the fabric notices the death itself (TCP does; shared memory may
+     * never). */
+    int (*ep_peer_failed)(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
+
+    /* ---- ABI minor 4: counters of hostile input (optional, NULL otherwise) ----
+     * What the fabric dropped or refused since init, for weft_get_stats.  The core zeroes
+     * *stats and sets struct_size; write no field beyond it.  Any thread, any time: keep
+     * the counters in atomics. */
+    int (*stats)(weft_fabric_t *fabric, weft_fabric_stats_t *stats);
 } weft_fabric_ops_v1_t;
 
 /* ========================================================================= queue plugins ==

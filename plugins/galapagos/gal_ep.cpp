@@ -284,8 +284,8 @@ int gal_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *p)
     for (;;) {
         {
             std::lock_guard<std::mutex> g(ep->lock);
-            if (p->pending_sends == 0)
-                break;
+            if (p->pending_sends == 0 || p->failed.load(std::memory_order_relaxed))
+                break; /* failed: ep_peer_failed failed its sends, nothing to flush */
         }
         if (std::chrono::steady_clock::now() > deadline) {
             rc = WEFT_PLUGIN_ERR_PEER_FAILED;
@@ -311,6 +311,8 @@ int gal_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
 {
     if (!ep || !peer || (len && !buf))
         return WEFT_PLUGIN_ERR_INVALID;
+    if (__builtin_expect(peer->failed.load(std::memory_order_relaxed), 0))
+        return WEFT_PLUGIN_ERR_PEER_FAILED; /* ep_peer_failed: do not reconnect to it */
     if (peer->local)
         return send_local(ep, peer, buf, len, tag, context);
     weft_fabric *f = ep->fabric;
@@ -337,7 +339,8 @@ int gal_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
     op->dest_slot = peer->slot;
     op->peer = peer;
     int rc = gal_conn_send(f, c, op);
-    if (rc == WEFT_PLUGIN_ERR_PEER_FAILED && op->done_bytes == 0) {
+    if (rc == WEFT_PLUGIN_ERR_PEER_FAILED && op->done_bytes == 0 &&
+        !peer->failed.load(std::memory_order_relaxed)) {
         /* The connection broke before any byte of this message left: drop it and reconnect
          * once.  A peer that is alive accepts (a dropped connection); one that is gone
          * refuses, and the send fails. */
@@ -359,6 +362,22 @@ int gal_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
         return rc;
     weft_fabric_completion_t done{WEFT_PLUGIN_OK, tag, len};
     ep->complete(context, &done);
+    return WEFT_PLUGIN_OK;
+}
+
+int gal_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *p)
+{
+    if (!ep || !p)
+        return WEFT_PLUGIN_ERR_INVALID;
+    p->failed.store(true, std::memory_order_relaxed);
+    /* A peer in this node got its messages at once: nothing is in flight.  A remote one: its
+     * process (the node) is dead, so its connection is too, for every endpoint here.  Dropping
+     * it fails the sends queued on it (PEER_FAILED, delivered by their endpoints' next
+     * progress) without a write to the peer; a later send to that node by another endpoint
+     * reconnects, and is refused.  Done before: gal_conn_fail does nothing twice. */
+    if (!p->local)
+        if (gal_conn *c = p->conn.load(std::memory_order_acquire))
+            gal_conn_fail(ep->fabric, c, "the core reported the peer process failed", false);
     return WEFT_PLUGIN_OK;
 }
 

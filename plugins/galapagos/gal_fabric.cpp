@@ -167,7 +167,7 @@ void accept_one(weft_fabric *f)
     char who[64];
     uint8_t raw[gal::handshake_bytes];
     if (!exchange(fd, raw, sizeof raw, false)) {
-        ++f->bad_frames;
+        ++f->refused_conns;
         gal_log(f, WEFT_LOG_WARN, "refused a connection from %s: no complete handshake",
                 peer_text(sa, who, sizeof who));
         close(fd);
@@ -183,7 +183,7 @@ void accept_one(weft_fabric *f)
     else if (h.token != f->token)
         refusal = "wrong job token (set the same WEFT_JOB_TOKEN on every node of the job)";
     if (refusal) {
-        ++f->bad_frames;
+        ++f->refused_conns;
         gal_log(f, WEFT_LOG_WARN, "refused a connection from %s: %s",
                 peer_text(sa, who, sizeof who), refusal);
         close(fd);
@@ -247,6 +247,7 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
         c.store(nullptr);
     f->nconns.store(0);
     f->bad_frames.store(0);
+    f->refused_conns.store(0);
     f->node_id = random_u64();
     /* The token every node of the job shares: WEFT_GALAPAGOS_TOKEN (also given to hardware
      * nodes, which have no launcher), else the launcher's job token, else one of our own
@@ -323,9 +324,9 @@ int gal_finalize(weft_fabric_t *f)
         gal_deliver_abort(c->rx);
         gal_conn_free(c);
     }
-    if (f->bad_frames.load())
-        gal_log(f, WEFT_LOG_INFO, "%" PRIu64 " packets or connections were dropped as malformed "
-                "or refused", f->bad_frames.load());
+    if (f->bad_frames.load() || f->refused_conns.load())
+        gal_log(f, WEFT_LOG_INFO, "%" PRIu64 " packets were dropped as malformed and %" PRIu64
+                " connections refused", f->bad_frames.load(), f->refused_conns.load());
     return fail_init(f, WEFT_PLUGIN_OK);
 }
 
@@ -435,11 +436,23 @@ void gal_node_flush(weft_fabric *f)
 
 namespace {
 
+/* Counters of hostile input (ABI 1.4), for weft_get_stats. */
+int gal_stats(weft_fabric_t *f, weft_fabric_stats_t *out)
+{
+    if (!f || !out || out->struct_size < offsetof(weft_fabric_stats_t, refused_connections) + sizeof(uint64_t))
+        return WEFT_PLUGIN_ERR_INVALID;
+    out->dropped_packets = f->bad_frames.load();
+    out->refused_connections = f->refused_conns.load();
+    return WEFT_PLUGIN_OK;
+}
+
 const weft_fabric_ops_v1_t gal_ops = {
     gal_init,         gal_finalize,   gal_query,      gal_ep_open,   gal_ep_close,
     gal_ep_address,   gal_ep_connect, gal_ep_disconnect, gal_tag_send, gal_tag_recv,
     gal_tag_probe,    gal_tag_cancel, gal_ep_progress, gal_ep_wait_fd, gal_ep_arm,
     gal_kernel_table, gal_kernel_bind, gal_kernel_unbind, gal_kernel_send,
+    gal_ep_peer_failed,
+    gal_stats,
 };
 
 } // namespace

@@ -92,6 +92,8 @@ struct weft_fabric_peer {
     uint64_t token;            /* the peer node's job token, sent in the hello */
     size_t pending_sends;      /* queued on a connection, not yet written */
     std::atomic<gal_conn *> conn; /* remote peers: the connection sends use, once known */
+    /* ep_peer_failed: the process is dead.  Sends fail at once and never reconnect. */
+    std::atomic<bool> failed;
     weft_fabric_peer *prev, *next;
 };
 
@@ -153,7 +155,8 @@ struct weft_fabric {
     std::atomic<weft_fabric_ep *> slots[GAL_MAX_SLOTS];
     std::atomic<gal_conn *> conns[GAL_MAX_CONNS]; /* never shrinks until finalize */
     std::atomic<uint32_t> nconns;
-    std::atomic<uint64_t> bad_frames; /* dropped: malformed, unknown endpoint, refused */
+    std::atomic<uint64_t> bad_frames;    /* packets dropped: malformed, unknown endpoint */
+    std::atomic<uint64_t> refused_conns; /* connections refused: no handshake, wrong token */
     /* node id -> the connection this node sends on (the first one established). */
     std::vector<std::pair<uint64_t, gal_conn *>> send_conns;
     /* Cluster description (WEFT_GALAPAGOS_CLUSTER), when given. */
@@ -249,5 +252,6 @@ int gal_tag_cancel(weft_fabric_ep_t *ep, void *context);
 int gal_ep_progress(weft_fabric_ep_t *ep);
 int gal_ep_wait_fd(weft_fabric_ep_t *ep, int *fd);
 int gal_ep_arm(weft_fabric_ep_t *ep);
+int gal_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
 
 #endif

@@ -21,6 +21,14 @@ constexpr int OFI_CQ_BATCH = 16;
 
 void ofi_finish(weft_fabric_ep *ep, ofi_op *op, int status, uint64_t tag, size_t length)
 {
+    if (__builtin_expect(op->orphan != OFI_ORPHAN_NONE, 0)) {
+        /* ep_peer_failed completed it already (its status stays PEER_FAILED): this is
+         * libfabric letting go of it. */
+        if (op->orphan == OFI_ORPHAN_HELD)
+            ofi_op_put(ep, op);
+        op->orphan = OFI_ORPHAN_NONE; /* QUEUED: ep_progress recycles it after delivery */
+        return;
+    }
     op->status = status;
     if (op == &ep->peek) { /* probe's answer: tag_probe reads it, nobody is completed */
         op->tag = tag;
@@ -81,6 +89,27 @@ void ofi_finish_error(weft_fabric_ep *ep)
         ofi_finish(ep, op, ofi_errno_to_plugin(code), err.tag, 0);
     }
     }
+}
+
+/* Completes the backlogged sends to peer (never handed to libfabric) with PEER_FAILED. */
+void ofi_backlog_fail(weft_fabric_ep *ep, weft_fabric_peer *peer)
+{
+    ofi_op *keep_head = nullptr, *keep_tail = nullptr;
+    while (ofi_op *op = ep->backlog_head) {
+        ep->backlog_head = op->next;
+        if (op->peer == peer) {
+            ofi_finish(ep, op, WEFT_PLUGIN_ERR_PEER_FAILED, op->tag, op->length);
+            continue;
+        }
+        op->next = nullptr;
+        if (keep_tail)
+            keep_tail->next = op;
+        else
+            keep_head = op;
+        keep_tail = op;
+    }
+    ep->backlog_head = keep_head;
+    ep->backlog_tail = keep_tail;
 }
 
 void ofi_ep_free(weft_fabric_ep *ep)
@@ -401,7 +430,7 @@ int ofi_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
     for (;;) {
         {
             ofi_ep_guard g(ep);
-            if (peer->pending_sends == 0)
+            if (peer->pending_sends == 0 || peer->failed) /* failed: nothing will come */
                 break;
         }
         if (std::chrono::steady_clock::now() > deadline) {
@@ -417,22 +446,7 @@ int ofi_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
     ofi_ep_guard g(ep);
     /* Backlogged sends to this peer were never handed to libfabric and must not be after
      * the AV entry is gone (rxm crashes on a removed fi_addr): they fail now. */
-    ofi_op *keep_head = nullptr, *keep_tail = nullptr;
-    while (ofi_op *op = ep->backlog_head) {
-        ep->backlog_head = op->next;
-        if (op->peer == peer) {
-            ofi_finish(ep, op, WEFT_PLUGIN_ERR_PEER_FAILED, op->tag, op->length);
-            continue;
-        }
-        op->next = nullptr;
-        if (keep_tail)
-            keep_tail->next = op;
-        else
-            keep_head = op;
-        keep_tail = op;
-    }
-    ep->backlog_head = keep_head;
-    ep->backlog_tail = keep_tail;
+    ofi_backlog_fail(ep, peer);
     int ret = fi_av_remove(ep->av, &peer->addr, 1, 0);
     if (ret != 0)
         ofi_log(ep->fabric, WEFT_LOG_WARN, "fi_av_remove: %s", fi_strerror(-ret));
@@ -467,10 +481,14 @@ int ofi_ep_progress(weft_fabric_ep_t *ep)
         head = op->next;
         void *context = op->context;
         weft_fabric_completion_t c{op->status, op->tag, op->length};
-        /* Free before complete(): the core may post again from inside complete(). */
+        /* Free before complete(): the core may post again from inside complete().  An
+         * orphan stays out of the free list until libfabric lets go of it (ofi_finish). */
         {
             ofi_ep_guard g(ep);
-            ofi_op_put(ep, op);
+            if (__builtin_expect(op->orphan == OFI_ORPHAN_QUEUED, 0))
+                op->orphan = OFI_ORPHAN_HELD;
+            else
+                ofi_op_put(ep, op);
         }
         ep->complete(context, &c);
         ++n;
@@ -502,4 +520,36 @@ int ofi_ep_arm(weft_fabric_ep_t *ep)
     if (ret == 0)
         return WEFT_PLUGIN_OK;
     return ret == -FI_EAGAIN ? WEFT_PLUGIN_ERR_AGAIN : ofi_errno_to_plugin(ret);
+}
+
+int ofi_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
+{
+    if (!ep || !peer)
+        return WEFT_PLUGIN_ERR_INVALID;
+    ofi_ep_guard g(ep);
+    peer->failed = 1; /* tag_send refuses it from now on */
+    /* Not handed to libfabric yet: they simply fail. */
+    ofi_backlog_fail(ep, peer);
+    /* Handed to libfabric, which will not finish them without the peer (a rendezvous send)
+     * or only when its transport notices: they complete now, and the op waits, orphaned,
+     * for libfabric's entry, which ofi_finish swallows.  fi_cancel drops it sooner where a
+     * provider cancels sends (1.17's shm and rxm do not: it then does nothing). */
+    size_t n = 0;
+    ofi_op *next;
+    for (ofi_op *op = ep->pending; op; op = next) {
+        next = op->next;
+        if (op->kind != OFI_OP_SEND || op->peer != peer)
+            continue;
+        ofi_pending_remove(ep, op);
+        op->peer = nullptr;
+        --peer->pending_sends;
+        op->status = WEFT_PLUGIN_ERR_PEER_FAILED;
+        op->orphan = OFI_ORPHAN_QUEUED;
+        ofi_done_push(ep, op); /* the next ep_progress delivers it */
+        fi_cancel(&ep->ep->fid, &op->fictx);
+        ++n;
+    }
+    if (n)
+        ofi_log(ep->fabric, WEFT_LOG_INFO, "peer reported failed: %zu send(s) in flight fail", n);
+    return WEFT_PLUGIN_OK;
 }

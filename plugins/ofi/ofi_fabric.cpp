@@ -331,6 +331,8 @@ const weft_fabric_ops_v1_t ofi_ops = {
     ofi_ep_address,   ofi_ep_connect,      ofi_ep_disconnect, ofi_tag_send, ofi_tag_recv,
     ofi_tag_probe,    ofi_tag_cancel,      ofi_ep_progress,   ofi_ep_wait_fd, ofi_ep_arm,
     nullptr,          nullptr,             nullptr,           nullptr, /* no global kernels */
+    ofi_ep_peer_failed,
+    nullptr, /* stats: not kept */
 };
 } // namespace
 

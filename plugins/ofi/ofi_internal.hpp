@@ -33,7 +33,14 @@ struct ofi_op {
     int status;             /* WEFT_PLUGIN_* once libfabric reported the completion */
     ofi_op_kind kind;
     uint8_t pending;        /* on ep->pending: posted, not yet completed by libfabric */
+    uint8_t orphan;         /* ofi_orphan: completed by ep_peer_failed, libfabric holds it */
 };
+
+/* A send ep_peer_failed completed itself while libfabric still holds its op (1.17's shm and
+ * rxm cancel receives only).  The op leaves the free list until libfabric's own entry for it
+ * arrives, which is then swallowed: QUEUED, the completion waits on the done list; HELD, it
+ * was delivered.  ep_close's fi_close ends libfabric's hold on whatever is left. */
+enum ofi_orphan : uint8_t { OFI_ORPHAN_NONE = 0, OFI_ORPHAN_QUEUED = 1, OFI_ORPHAN_HELD = 2 };
 
 /* Ops are allocated in chunks, only when the free list runs dry (never per message). */
 constexpr size_t OFI_OP_CHUNK = 256;
@@ -59,6 +66,7 @@ struct weft_fabric_peer {
     fi_addr_t addr;          /* index in the owning endpoint's AV */
     size_t pending_sends;    /* fi_tsend operations not completed yet */
     int closed;              /* disconnected, kept (on ep->zombies) until pending_sends is 0 */
+    int failed;              /* ep_peer_failed: the process is dead, sends fail at once */
     weft_fabric_peer *prev, *next;
 };
 
@@ -229,6 +237,7 @@ int ofi_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
 int ofi_ep_progress(weft_fabric_ep_t *ep);
 int ofi_ep_wait_fd(weft_fabric_ep_t *ep, int *fd);
 int ofi_ep_arm(weft_fabric_ep_t *ep);
+int ofi_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
 
 int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
                  uint64_t tag, void *context);

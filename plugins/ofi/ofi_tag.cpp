@@ -71,6 +71,8 @@ int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
     int injected = 0;
     {
         ofi_ep_guard g(ep);
+        if (__builtin_expect(peer->failed, 0)) /* ep_peer_failed */
+            return WEFT_PLUGIN_ERR_PEER_FAILED;
         ofi_op *op = ofi_op_get(ep);
         if (!op)
             return WEFT_PLUGIN_ERR_NOMEM;

@@ -11,6 +11,9 @@ namespace {
 
 /* Disconnect flushes for at most this long; a dead peer must not hang the caller. */
 constexpr auto UCX_DISCONNECT_TIMEOUT = std::chrono::seconds(5);
+/* A forced close of a connection ep_peer_failed marked needs nothing from the peer: UCX
+ * finishes it locally, at once in practice.  This only bounds a surprise. */
+constexpr auto UCX_FAILED_CLOSE_TIMEOUT = std::chrono::milliseconds(500);
 
 /* Progress the worker until request completes or the deadline passes; completions of
  * other operations are delivered on the way.  Returns the request's final status, or
@@ -32,6 +35,12 @@ ucs_status_t ucx_wait_request(weft_fabric_ep *ep, void *request,
     }
 }
 
+void ucx_request_release(weft_fabric_ep *ep, void *request)
+{
+    ucx_ep_guard g(ep);
+    ucp_request_free(request);
+}
+
 /* Starts closing uep; returns the request to wait for, nullptr when closed already, or an
  * error pointer. */
 ucs_status_ptr_t ucx_peer_close_start(weft_fabric_ep *ep, weft_fabric_peer *peer, bool force)
@@ -49,19 +58,22 @@ ucs_status_ptr_t ucx_peer_close_start(weft_fabric_ep *ep, weft_fabric_peer *peer
 /* After closing peer's UCP endpoint: sends UCX still holds will not complete on their own
  * in error mode NONE (a forced close there neither completes nor cancels them, and UCX 1.13's
  * ucp_request_cancel does not cancel sends), e.g. a rendezvous send nobody received.  Each
- * still gets its one completion: we queue it as CANCELED ourselves and mark its UCX request
- * orphaned, so that a later UCX callback for it is ignored.  (In mode PEER the forced close
- * has completed them already, through the callback.)  Returns how many were orphaned. */
-size_t ucx_peer_orphan_sends(weft_fabric_ep *ep, weft_fabric_peer *peer)
+ * still gets its one completion: we queue it with status ourselves (CANCELED; PEER_FAILED
+ * for ep_peer_failed) and mark its UCX request orphaned, so that a later UCX callback for it
+ * is ignored.  (In mode PEER the forced close has completed them already, through the
+ * callback.)  Returns how many were orphaned. */
+size_t ucx_peer_orphan_sends(weft_fabric_ep *ep, weft_fabric_peer *peer,
+                             int status = WEFT_PLUGIN_ERR_CANCELED)
 {
     ucx_ep_guard g(ep);
     size_t n = 0;
     while (peer->sends) {
         ucx_req *req = peer->sends;
         ucx_send_unlink(peer, req);
-        req->status = WEFT_PLUGIN_ERR_CANCELED;
+        req->status = status;
         req->orphaned = 1;
         ++ep->orphans;
+        ++peer->held_orphans;
         /* ep_progress frees it (UCX keeps it until it completes) and completes it. */
         ucx_done_push(ep, req);
         ++n;
@@ -90,6 +102,37 @@ void ucx_peer_release(weft_fabric_ep *ep, weft_fabric_peer *peer)
     ucx_peer_list_add(&ep->zombies, peer);
 }
 
+/* Closes a connection ep_peer_failed marked, never waiting for the peer, and frees or parks
+ * the peer.  Mode PEER: the forced close started then finishes locally.  Mode NONE: while
+ * UCX may still hold sends we orphaned, uep stays open and the peer is parked with it (as
+ * ep_close does; the worker is then kept), else it is force-closed now. */
+void ucx_failed_peer_close(weft_fabric_ep *ep, weft_fabric_peer *peer)
+{
+    ucs_status_ptr_t sp = peer->close_req;
+    peer->close_req = nullptr;
+    if (peer->uep && peer->held_orphans != 0) {
+        ucx_ep_guard g(ep);
+        ucx_peer_list_remove(&ep->peers, peer);
+        peer->closed = 1;
+        ucx_peer_list_add(&ep->zombies, peer);
+        return;
+    }
+    if (peer->uep) {
+        sp = ucx_peer_close_start(ep, peer, true);
+        peer->uep = nullptr;
+    } else {
+        ucx_ep_guard g(ep);
+        ucx_peer_list_remove(&ep->peers, peer);
+    }
+    if (UCS_PTR_IS_PTR(sp)) {
+        if (ucx_wait_request(ep, sp, std::chrono::steady_clock::now() + UCX_FAILED_CLOSE_TIMEOUT) ==
+            UCS_INPROGRESS)
+            ucx_log(ep->fabric, WEFT_LOG_WARN, "closing a failed peer's connection did not finish");
+        ucx_request_release(ep, sp);
+    }
+    ucx_peer_release(ep, peer);
+}
+
 /* UCX error handler: remember the failure; the connection is closed (forcibly) by
  * ep_disconnect or ep_close, as UCX requires. */
 void ucx_peer_failed(void *arg, ucp_ep_h, ucs_status_t status)
@@ -114,12 +157,6 @@ void ucx_keep_forever(weft_fabric_ep *ep)
     ep->prev = nullptr;
     ep->next = ucx_kept;
     ucx_kept = ep;
-}
-
-void ucx_request_release(weft_fabric_ep *ep, void *request)
-{
-    ucx_ep_guard g(ep);
-    ucp_request_free(request);
 }
 
 } // namespace
@@ -171,6 +208,10 @@ int ucx_ep_close(weft_fabric_ep_t *ep)
     auto deadline = std::chrono::steady_clock::now() + UCX_DISCONNECT_TIMEOUT;
     while (ep->peers) {
         weft_fabric_peer *peer = ep->peers;
+        if (peer->failed) { /* its sends were completed by ep_peer_failed */
+            ucx_failed_peer_close(ep, peer);
+            continue;
+        }
         if (fabric->err_mode == UCP_ERR_HANDLING_MODE_NONE && peer->pending_sends != 0) {
             /* In mode NONE, UCX cannot close a connection that still holds a send without
              * losing track of its memory: leave it open on the worker, which is kept (the
@@ -314,6 +355,12 @@ int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
 {
     if (!ep || !peer)
         return WEFT_PLUGIN_ERR_INVALID;
+    if (peer->failed) {
+        /* ep_peer_failed completed its sends already: nothing to flush, nothing to wait for. */
+        ucx_failed_peer_close(ep, peer);
+        ucx_ep_progress(ep);
+        return WEFT_PLUGIN_OK;
+    }
     auto deadline = std::chrono::steady_clock::now() + UCX_DISCONNECT_TIMEOUT;
     int rc = WEFT_PLUGIN_OK;
     /* Flush first, bounded: what was sent reaches the peer unless it is gone or never
@@ -386,10 +433,15 @@ int ucx_ep_progress(weft_fabric_ep_t *ep)
         head = req->next;
         void *context = req->context;
         weft_fabric_completion_t c{req->status, req->tag, req->length};
-        /* Free before complete(): the core may post again from inside complete(). */
+        /* Free before complete(): the core may post again from inside complete().  An
+         * orphan UCX still holds keeps its callback (ucp_request_free would drop it), so that
+         * its end is seen (ucx_send_done) and ep_close need not keep the worker for it. */
         {
             ucx_ep_guard g(ep);
-            ucp_request_free(req);
+            if (ucs_unlikely(req->orphaned))
+                ucp_request_release(req);
+            else
+                ucp_request_free(req);
         }
         ep->complete(context, &c);
         ++n;
@@ -419,4 +471,43 @@ int ucx_ep_arm(weft_fabric_ep_t *ep)
     if (status == UCS_ERR_BUSY)
         return WEFT_PLUGIN_ERR_AGAIN;
     return ucx_status_to_plugin(status);
+}
+
+int ucx_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
+{
+    if (!ep || !peer)
+        return WEFT_PLUGIN_ERR_INVALID;
+    {
+        ucx_ep_guard g(ep);
+        if (peer->failed)
+            return WEFT_PLUGIN_OK; /* told before */
+        peer->failed = 1; /* from now on tag_send fails at once */
+        if (ep->fabric->err_mode == UCP_ERR_HANDLING_MODE_PEER) {
+            /* A forced close completes what UCX holds for the peer at once, through the send
+             * callback (CANCELED, reported as PEER_FAILED), and sends the peer nothing.  Its
+             * request, if any, finishes locally: ep_disconnect or ep_close releases it. */
+            ucp_request_param_t param{};
+            param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+            param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+            ucs_status_ptr_t sp = ucp_ep_close_nbx(peer->uep, &param);
+            peer->uep = nullptr;
+            if (UCS_PTR_IS_PTR(sp))
+                peer->close_req = sp;
+            else if (UCS_PTR_IS_ERR(sp))
+                ucx_log(ep->fabric, WEFT_LOG_WARN, "ep_peer_failed: forced close: %s",
+                        ucs_status_string(UCS_PTR_STATUS(sp)));
+            /* UCX 1.13 completes some of them (a rendezvous send) from its next progress: a
+             * few local rounds let it, so that fewer are orphaned (an orphan UCX still holds
+             * keeps the worker at ep_close).  Callbacks only queue here (ep->direct is 0);
+             * nothing waits for the peer. */
+            for (int i = 0; i < 4 && peer->sends; ++i)
+                ucp_worker_progress(ep->worker);
+        }
+    }
+    /* Mode NONE has no safe forced close (UCX would neither complete nor cancel the sends), so
+     * the sends UCX holds (mode PEER: none left, normally) complete here as PEER_FAILED; UCX's
+     * own completion of them, if it ever comes, is ignored (orphaned). */
+    size_t n = ucx_peer_orphan_sends(ep, peer, WEFT_PLUGIN_ERR_PEER_FAILED);
+    ucx_log(ep->fabric, WEFT_LOG_INFO, "peer reported failed: %zu send(s) in flight fail", n);
+    return WEFT_PLUGIN_OK;
 }

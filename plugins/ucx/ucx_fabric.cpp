@@ -254,6 +254,8 @@ const weft_fabric_ops_v1_t ucx_ops = {
     ucx_ep_address,   ucx_ep_connect,      ucx_ep_disconnect, ucx_tag_send, ucx_tag_recv,
     ucx_tag_probe,    ucx_tag_cancel,      ucx_ep_progress,   ucx_ep_wait_fd, ucx_ep_arm,
     nullptr,          nullptr,             nullptr,           nullptr, /* no global kernels */
+    ucx_ep_peer_failed,
+    nullptr, /* stats: not kept */
 };
 } // namespace
 

@@ -46,6 +46,13 @@ struct weft_fabric_peer {
     size_t pending_sends;    /* sends UCX has not completed yet */
     ucx_req *sends;          /* those sends (a list through ucx_req::prev/next) */
     int closed;              /* disconnected, kept (on ep->zombies) until pending_sends is 0 */
+    /* ep_peer_failed: the core says the process is dead.  Sends fail at once, nothing waits
+     * for it.  In mode PEER uep was force-closed then (nullptr; close_req, if any, is
+     * released at disconnect); in mode NONE uep stays open while UCX may hold sends we
+     * orphaned (held_orphans), since closing it would lose track of them. */
+    int failed;
+    void *close_req;
+    size_t held_orphans;
     weft_fabric_peer *prev, *next;
 };
 
@@ -211,6 +218,7 @@ int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
 int ucx_ep_progress(weft_fabric_ep_t *ep);
 int ucx_ep_wait_fd(weft_fabric_ep_t *ep, int *fd);
 int ucx_ep_arm(weft_fabric_ep_t *ep);
+int ucx_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
 
 int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
                  uint64_t tag, void *context);

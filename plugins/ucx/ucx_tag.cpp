@@ -12,14 +12,19 @@ void ucx_send_done(void *request, ucs_status_t status, void *user_data)
     auto *req = static_cast<ucx_req *>(request);
     auto *ep = static_cast<weft_fabric_ep *>(user_data);
     if (ucs_unlikely(req->orphaned)) {
-        /* A close completed it already (CANCELED) and its connection is gone.  This runs
-         * only inside a progress of ep's worker, so ep is still open. */
+        /* A close (CANCELED) or ep_peer_failed (PEER_FAILED) completed it already and its
+         * connection may be gone.  This runs only inside a progress of ep's worker, so ep is
+         * still open. */
         req->orphaned = 0; /* the memory goes back to UCX's pool: start clean */
         --ep->orphans;
         return;
     }
     req->status = ucx_status_to_plugin_fast(status);
     weft_fabric_peer *peer = req->peer;
+    /* ep_peer_failed force-closed the connection (UCS_ERR_CANCELED): the cause is the
+     * peer's death, and that is what the core must see. */
+    if (ucs_unlikely(status != UCS_OK) && peer->failed)
+        req->status = WEFT_PLUGIN_ERR_PEER_FAILED;
     ucx_send_unlink(peer, req);
     if (peer->pending_sends == 0 && peer->closed) {
         ucx_peer_list_remove(&ep->zombies, peer);
@@ -110,6 +115,8 @@ __attribute__((noinline)) int ucx_tag_send_locked(weft_fabric_ep_t *ep, weft_fab
     ucs_status_ptr_t sp;
     {
         std::lock_guard<std::mutex> g(ep->lock);
+        if (ucs_unlikely(peer->failed)) /* ep_peer_failed: its uep may be gone */
+            return WEFT_PLUGIN_ERR_PEER_FAILED;
         sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &ep->send_param);
         if (sp != nullptr)
             return ucx_tag_send_posted(peer, len, tag, context, sp);
@@ -126,6 +133,8 @@ int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
 {
     if (ucs_unlikely(!ep->serial))
         return ucx_tag_send_locked(ep, peer, buf, len, tag, context);
+    if (ucs_unlikely(peer->failed)) /* ep_peer_failed: its uep may be gone */
+        return WEFT_PLUGIN_ERR_PEER_FAILED;
     weft_fabric_completion_t c{WEFT_PLUGIN_OK, tag, len};
     ucs_status_ptr_t sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &ep->send_param);
     if (ucs_unlikely(sp != nullptr))

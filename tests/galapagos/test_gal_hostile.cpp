@@ -179,6 +179,18 @@ protected:
         EXPECT_EQ(in, out);
     }
 
+    /* The fabric's counters of hostile input (ABI 1.4 stats). */
+    weft_fabric_stats_t stats()
+    {
+        weft_fabric_stats_t st{};
+        st.struct_size = sizeof st;
+        EXPECT_NE(ops_->stats, nullptr);
+        if (ops_->stats) {
+            EXPECT_EQ(ops_->stats(fabric_, &st), WEFT_PLUGIN_OK);
+        }
+        return st;
+    }
+
     /* Progresses until the node has logged needle (or 10 s). */
     bool logged(const char *needle)
     {
@@ -210,6 +222,8 @@ TEST_F(Hostile, WrongTokenIsRefusedAndLogged)
     send_hello(fd, b_addr_.token + 1);
     EXPECT_FALSE(welcomed(fd)) << "a hello with the wrong token got a welcome";
     EXPECT_TRUE(logged("wrong job token"));
+    EXPECT_EQ(stats().refused_connections, 1u);
+    EXPECT_EQ(stats().dropped_packets, 0u);
     close(fd);
     expect_node_serves(1);
 }
@@ -231,6 +245,7 @@ TEST_F(Hostile, ShortHandshakeIsRefused)
     shutdown(fd, SHUT_WR);
     EXPECT_FALSE(welcomed(fd));
     EXPECT_TRUE(logged("no complete handshake"));
+    EXPECT_EQ(stats().refused_connections, 1u);
     close(fd);
     expect_node_serves(3);
 }
@@ -258,6 +273,8 @@ TEST_P(HostileFrames, AreDroppedAndLoggedWithoutACrash)
     if (bad.close_after)
         shutdown(fd, SHUT_WR);
     EXPECT_TRUE(logged(bad.logged)) << bad.name;
+    EXPECT_GE(stats().dropped_packets, 1u) << bad.name;
+    EXPECT_EQ(stats().refused_connections, 0u) << bad.name;
     close(fd);
     expect_node_serves(4);
 }

@@ -92,7 +92,7 @@ const weft_plugin_host_t *host() { return &g_host; }
 void complete_record(void *context, const weft_fabric_completion_t *c)
 {
     bool allowed = t_inside == Inside::progress || t_inside == Inside::disconnect ||
-                   t_inside == Inside::close ||
+                   t_inside == Inside::close || t_inside == Inside::peer_failed ||
                    (t_inside == Inside::post && t_posting == context);
     if (!allowed)
         g_violations.fetch_add(1);
@@ -278,6 +278,19 @@ int FabricTest::send(const Endpoint &from, weft_fabric_peer_t *peer, const void 
     }
 }
 
+int FabricTest::send_once(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf,
+                          size_t len, uint64_t tag, Op &op)
+{
+    int rc;
+    {
+        InsideScope in(Inside::post, &op);
+        rc = ops().tag_send(from.ep, peer, buf, len, tag, &op);
+    }
+    if (rc == WEFT_PLUGIN_OK)
+        posted_.push_back(&op);
+    return rc;
+}
+
 int FabricTest::recv(const Endpoint &on, void *buf, size_t len, uint64_t tag, uint64_t ignore,
                      Op &op)
 {
@@ -309,6 +322,17 @@ int FabricTest::probe(const Endpoint &on, uint64_t tag, uint64_t ignore, int *fo
     return ops().tag_probe(on.ep, tag, ignore, found, msg_tag, msg_len);
 }
 
+bool FabricTest::has_peer_failed() const
+{
+    return plugin().desc->abi_minor >= 4 && ops().ep_peer_failed != nullptr;
+}
+
+int FabricTest::peer_failed(const Endpoint &on, weft_fabric_peer_t *peer)
+{
+    InsideScope in(Inside::peer_failed);
+    return ops().ep_peer_failed(on.ep, peer);
+}
+
 int FabricTest::progress_all()
 {
     InsideScope in(Inside::progress);
@@ -326,6 +350,21 @@ int FabricTest::progress_one(const Endpoint &e)
 {
     InsideScope in(Inside::progress);
     return ops().ep_progress(e.ep);
+}
+
+bool FabricTest::progress_one_until(const Endpoint &e, const std::function<bool()> &pred,
+                                    std::chrono::milliseconds timeout)
+{
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    unsigned spins = 0;
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() > deadline)
+            return false;
+        EXPECT_GE(progress_one(e), 0) << "ep_progress failed";
+        if (++spins % 1024 == 0)
+            std::this_thread::yield();
+    }
+    return true;
 }
 
 bool FabricTest::progress_until(const std::function<bool()> &pred,

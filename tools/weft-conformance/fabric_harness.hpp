@@ -38,7 +38,7 @@ struct Op {
 
 /* Which plugin call the current thread is inside, so that complete() can check it was
  * called from ep_progress (or ep_disconnect/ep_close), or from the call posting that op. */
-enum class Inside { nothing, progress, post, disconnect, close, other };
+enum class Inside { nothing, progress, post, disconnect, close, peer_failed, other };
 
 void complete_record(void *context, const weft_fabric_completion_t *c);
 int completion_violations();   /* completions from a place the contract forbids */
@@ -69,14 +69,25 @@ protected:
     /* Post, retrying while the plugin says AGAIN; the result is the final return code. */
     int send(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len,
              uint64_t tag, Op &op);
+    /* One tag_send, no retry (AGAIN comes back to the caller). */
+    int send_once(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len,
+                  uint64_t tag, Op &op);
     int recv(const Endpoint &on, void *buf, size_t len, uint64_t tag, uint64_t ignore, Op &op);
     int cancel(const Endpoint &on, Op &op);
     int probe(const Endpoint &on, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag,
               size_t *msg_len);
+    /* ep_peer_failed (ABI minor 4), which may complete the peer's sends itself.  has_peer_failed:
+     * false where the plugin's table lacks it (NULL, or a minor before 4, whose table is too
+     * short to read the field from). */
+    bool has_peer_failed() const;
+    int peer_failed(const Endpoint &on, weft_fabric_peer_t *peer);
 
     /* Progress every open endpoint once; returns completions delivered. */
     int progress_all();
     int progress_one(const Endpoint &e);
+    /* Progress only e until pred() holds; false on timeout. */
+    bool progress_one_until(const Endpoint &e, const std::function<bool()> &pred,
+                            std::chrono::milliseconds timeout);
     /* Progress until pred() holds; false on timeout. */
     bool progress_until(const std::function<bool()> &pred,
                         std::chrono::milliseconds timeout = std::chrono::seconds(20));
