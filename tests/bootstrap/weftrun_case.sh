@@ -33,6 +33,14 @@ signal)
     expect_rc 139
     expect_msg '^weftrun: rank 1 \(pid [0-9]+\) was killed by signal 11 \(Segmentation fault\)$'
     ;;
+keep-going)
+    # Survivors run on to their own end; the status is still the first failure's.
+    run_job 10 --keep-going -n 3 "$helper" 0/nap 1/segv 2/nap
+    expect_rc 139
+    expect_msg '^weftrun: rank 1 \(pid [0-9]+\) was killed by signal 11 \(Segmentation fault\); the others run on \(--keep-going\)$'
+    [ "$(grep -c '^weftrun: rank' "$out")" -eq 1 ] || fail "survivors were ended or reported as failures"
+    [ "$elapsed" -ge 1 ] || fail "the survivors did not get to finish their 1 s nap"
+    ;;
 exit3)
     # Rank 2 ignores SIGTERM: weftrun must escalate to SIGKILL after its 2 s grace.
     run_job 10 -n 3 "$helper" 0/exit3 1/sleep 2/stubborn

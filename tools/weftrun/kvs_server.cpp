@@ -339,11 +339,15 @@ void kvs_server::handle_frame(conn &c, std::string_view body) {
 void kvs_server::check_fence() {
     if (fence_count_ == 0) return;
     std::string fail;
-    if (fence_count_ == nranks_) {
+    int needed = nranks_;  // --keep-going: the dead are not waited for
+    if (keep_going_)
+        for (int r = 0; r < nranks_; ++r)
+            if (!in_fence_[r] && state_[r] == rank_state::gone) --needed;
+    if (fence_count_ == needed) {
         // complete
     } else {
         for (int r = 0; r < nranks_; ++r)
-            if (!in_fence_[r] && (state_[r] == rank_state::finalized || state_[r] == rank_state::gone)) {
+            if (!in_fence_[r] && (state_[r] == rank_state::finalized || (state_[r] == rank_state::gone && !keep_going_))) {
                 fail = "rank " + std::to_string(r) +
                        (state_[r] == rank_state::finalized ? " finalized" : " exited or disconnected") +
                        " before joining this fence";

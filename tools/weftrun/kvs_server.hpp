@@ -44,8 +44,10 @@ class kvs_server {
     void process(const std::vector<pollfd> &fds, size_t first);
     int timeout_ms() const;
 
-    // The launcher saw this rank's process end: fences it has not joined cannot complete.
+    // The launcher saw this rank's process end: fences it has not joined cannot complete,
+    // unless survivors run on (set_keep_going), where they complete without it.
     void rank_exited(int rank);
+    void set_keep_going(bool on) { keep_going_ = on; }
     // A pending weft_abort request, at most once.
     std::optional<abort_request> take_abort();
 
@@ -74,6 +76,7 @@ class kvs_server {
     std::vector<std::unique_ptr<conn>> conns_;
     std::vector<conn *> polled_;  // conns in the order add_pollfds listed them
     std::vector<rank_state> state_;
+    bool keep_going_ = false;
     std::vector<conn *> by_rank_;
     std::vector<std::unordered_map<std::string, std::string>> kv_;
     std::vector<char> in_fence_;

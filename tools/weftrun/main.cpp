@@ -119,13 +119,21 @@ void job::reap() {
         ranks_[rank].running = false;
         server_.rank_exited(rank);
         if (ending_) continue;  // ended by us or after the first failure: already reported
+        const char *after = opt_.keep_going ? "; the others run on (--keep-going)" : "";
+        int failure = 0;
         if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
-            say("rank %d (pid %d) exited with status %d", rank, pid, WEXITSTATUS(st));
-            end_job(WEXITSTATUS(st));
+            say("rank %d (pid %d) exited with status %d%s", rank, pid, WEXITSTATUS(st), after);
+            failure = WEXITSTATUS(st);
         } else if (WIFSIGNALED(st)) {
             int sig = WTERMSIG(st);
-            say("rank %d (pid %d) was killed by signal %d (%s)", rank, pid, sig, strsignal(sig));
-            end_job(128 + sig);
+            say("rank %d (pid %d) was killed by signal %d (%s)%s", rank, pid, sig, strsignal(sig), after);
+            failure = 128 + sig;
+        }
+        if (failure == 0) continue;
+        if (!opt_.keep_going) {
+            end_job(failure);
+        } else if (status_ == 0) {
+            status_ = failure;  // the first failure is still the job's status
         }
     }
 }
@@ -159,6 +167,7 @@ bool job::start() {
         say("cannot make a job token: getrandom: %s", std::strerror(errno));
         return false;
     }
+    server_.set_keep_going(opt_.keep_going);
     if (!server_.open(opt_.nranks, token, opt_.kvs_host, why)) {
         say("cannot start the key-value server: %s", why.c_str());
         return false;

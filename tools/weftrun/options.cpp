@@ -36,7 +36,7 @@ bool valid_env_name(const std::string &s) {
 
 const char *usage_text() {
     return "usage: weftrun -n N [-x VAR[=VALUE]]... [--fabric NAME] [--timeout SECONDS] [--kvs-host IP]\n"
-           "               prog [args...]\n"
+           "               [--keep-going] prog [args...]\n"
            "  -n, -np N           start N processes (ranks 0..N-1) on this node\n"
            "  -x VAR[=VALUE]      export VAR to the ranks (VAR alone copies weftrun's value;\n"
            "                      the whole environment is inherited anyway)\n"
@@ -44,6 +44,10 @@ const char *usage_text() {
            "  --timeout SECONDS   end the job if it runs longer than SECONDS\n"
            "  --kvs-host IP       the IPv4 address the key-value server listens on (127.0.0.1;\n"
            "                      another one lets ranks in other network namespaces join)\n"
+           "  --keep-going        when a rank fails, let the others run on (they see the failure\n"
+           "                      as WEFT_ERR_PROC_FAILED) instead of ending the job; the exit\n"
+           "                      status is still the first failure's (hydra's\n"
+           "                      -disable-auto-cleanup, also accepted)\n"
            "  -h, --help          show this text\n";
 }
 
@@ -102,6 +106,8 @@ bool parse_options(int argc, char **argv, options &opt, std::string &why,
             } else {
                 warnings.push_back("-x " + name + ": " + name + " is not set in weftrun's environment; not exported");
             }
+        } else if (arg == "--keep-going" || arg == "-disable-auto-cleanup" || arg == "--disable-auto-cleanup") {
+            opt.keep_going = true;
         } else if ((r = value_of(arg, "--fabric", val))) {
             if (r < 0) return false;
             if (val.empty()) {

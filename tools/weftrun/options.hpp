@@ -1,5 +1,5 @@
 // weftrun's command line: weftrun -n N [-x VAR[=VALUE]]... [--fabric NAME] [--timeout S]
-// [--kvs-host IP] prog args...
+// [--kvs-host IP] [--keep-going] prog args...
 #pragma once
 #include <string>
 #include <utility>
@@ -13,6 +13,7 @@ struct options {
     std::string fabric;                                        // --fabric, empty when not given
     int timeout_s = 0;                                         // --timeout, 0 = none
     std::string kvs_host = "127.0.0.1";                        // --kvs-host: where the KVS listens
+    bool keep_going = false;                                   // --keep-going: survivors run on
     bool help = false;
     std::vector<std::string> command;                          // prog and its arguments
 };
