@@ -6,6 +6,7 @@
 #include "match.hpp"
 #include "pgas.hpp"
 #include "runtime.hpp"
+#include "stats.hpp"
 #include "weft/plugin.h"
 
 namespace weft {
@@ -32,6 +33,7 @@ void bump(std::atomic<uint64_t> &a, uint64_t by = 1) { a.store(a.load(std::memor
 
 void count_bad(am_kernel &k, const char *why) {
     bump(k.bad_packets);
+    g_stats.am_dropped.fetch_add(1, std::memory_order_relaxed);  // several endpoints: a real add
     log(WEFT_LOG_WARN, "pgas kernel %u: dropped an active message: %s", k.id, why);
 }
 

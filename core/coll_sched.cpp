@@ -5,6 +5,7 @@
 
 #include "error.hpp"
 #include "match.hpp"
+#include "peer_failure.hpp"
 #include "runtime.hpp"
 
 namespace weft {
@@ -36,6 +37,7 @@ void coll_sched::reset() {
     round = 0;
     posted = 0;
     started = false;
+    aborted = false;
     done.store(false, std::memory_order_relaxed);
     error = WEFT_SUCCESS;
     user_request = nullptr;
@@ -52,7 +54,10 @@ int post(coll_sched &s, const coll_step &st, request &r) {
     vci &v = *s.endpoint;
     r.complete.store(false, std::memory_order_relaxed);
     r.fabric_status = WEFT_PLUGIN_OK;
+    r.failing = false;
     r.endpoint = &v;
+    if (peer_failed(c.world_ranks[static_cast<size_t>(st.peer)]))
+        return fail_proc("collective", st.peer, c.world_ranks[static_cast<size_t>(st.peer)]);
     r.msg_bytes = 0;
     r.user_count = st.n;
     int rc;
@@ -110,14 +115,34 @@ void collect(coll_sched &s, size_t first) {
     s.posted = 0;
 }
 
+// Hands the requests of an aborted schedule's unfinished sends, and the scratch memory they
+// may read, to the endpoint until it closes (the fabric completes them at ep_close at the
+// latest); the schedule then finishes without them.
+void orphan_sends(coll_sched &s) {
+    vci::orphan o;
+    o.reqs = std::move(s.reqs);
+    s.reqs_cap = 0;
+    for (coll_sched::buffer &b : s.buffers) o.data.push_back(std::move(b.data));
+    s.buffers.clear();
+    s.buffers_used = 0;
+    s.endpoint->coll_orphans.push_back(std::move(o));
+}
+
 // Moves s forward as far as it can without waiting; true when it has finished.
 bool advance(coll_sched &s) {
     while (true) {
         size_t begin = s.round == 0 ? 0 : s.round_end[s.round - 1];
         if (s.posted != 0) {
+            bool sends_left = false;
             for (size_t i = 0; i < s.posted; ++i)
-                if (!s.reqs[i].complete.load(std::memory_order_acquire)) return false;
+                if (!s.reqs[i].complete.load(std::memory_order_acquire)) {
+                    // After a failure a living peer may never take a large send of ours (it
+                    // abandoned the collective too): once the receives are in, let it go.
+                    if (!s.aborted || s.reqs[i].op != request::kind::send) return false;
+                    sends_left = true;
+                }
             collect(s, begin);
+            if (sends_left) orphan_sends(s);
             // Local steps follow the round's sends and receives.
             size_t end = s.round_end[s.round];
             if (s.error == WEFT_SUCCESS)
@@ -179,9 +204,29 @@ int coll_progress(vci &v) {
     return n;
 }
 
+void coll_sched_abort(coll_sched &s) {
+    s.aborted = true;
+    if (s.error == WEFT_SUCCESS) {
+        int r = comm_first_failed_member(*s.c);
+        s.error = fail_proc("collective", r, r >= 0 ? s.c->world_ranks[static_cast<size_t>(r)] : -1);
+    }
+    // Receives would wait forever (the dead send nothing, the living abandon the collective
+    // too): cancel them.  Sends to the dead the fabric fails (ep_peer_failed); those to the
+    // living that do not finish are orphaned by advance.
+    vci &v = *s.endpoint;
+    for (size_t i = 0; i < s.posted; ++i) {
+        request &r = s.reqs[i];
+        if (r.op != request::kind::recv || r.failing || r.complete.load(std::memory_order_acquire)) continue;
+        r.failing = true;
+        if (v.ops->cancel(v.ep, &r) != WEFT_PLUGIN_OK) r.failing = false;
+    }
+}
+
 bool coll_sched_start(coll_sched &s) {
     s.end_round();
     s.started = true;
+    if (__builtin_expect(g_failure_epoch.load(std::memory_order_acquire) != 0, 0) && comm_has_failed_member(*s.c))
+        coll_sched_abort(s);  // a member is gone: fail at once, posting nothing
     if (advance(s)) {
         finish(s);
         return false;

@@ -51,6 +51,7 @@ struct coll_sched {
     size_t reqs_cap = 0;
     size_t posted = 0;                // requests of the current round in flight
     bool started = false;
+    bool aborted = false;  // a member died (coll_sched_abort)
     std::atomic<bool> done{false};
     int error = WEFT_SUCCESS;
     request *user_request = nullptr;  // nonblocking: completed when the schedule is
@@ -83,6 +84,9 @@ struct coll_sched {
 // Starts s on its endpoint (the caller holds it): posts the first round and links s into the
 // endpoint's active list unless it finished at once.  Returns false when it finished.
 bool coll_sched_start(coll_sched &s);
+// Ends s with WEFT_ERR_PROC_FAILED because a member of its communicator died: cancels its
+// pending receives; it finishes once what it posted has completed (caller holds the endpoint).
+void coll_sched_abort(coll_sched &s);
 // Runs s to completion from the calling thread (blocking collectives); returns its error.
 int coll_sched_run(coll_sched &s);
 

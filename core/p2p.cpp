@@ -10,8 +10,18 @@
 
 namespace weft {
 
+// A receive was just posted for a process known dead: the endpoint's next progress applies
+// the failures again (peer_failure.cpp), failing it unless a message it sent was waiting.
+inline void recheck_failures(vci &v, const comm &c, int source) {
+    if (source != WEFT_ANY_SOURCE && peer_failed(c.world_ranks[static_cast<size_t>(source)]))
+        v.failure_epoch_seen = g_failure_epoch.load(std::memory_order_relaxed) - 1;
+}
+
 int p2p_post_send(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int tag, const p2p_buffer &b,
                   request &r) {
+    if (__builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0) &&
+        peer_failed(c.world_ranks[static_cast<size_t>(dest)]))
+        return fail_proc("send", dest, c.world_ranks[static_cast<size_t>(dest)]);
     r.op = request::kind::send;
     r.user_count = b.count;
     const void *data = b.buf;
@@ -43,7 +53,12 @@ int p2p_post_send(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int t
 
 int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag, const p2p_buffer &b,
                   request &r) {
+    // A receive from a process known dead is still posted: a message it sent before dying
+    // may have arrived.  Waiting for it fails it otherwise (p2p_fail_if_peer_dead).
     r.op = request::kind::recv;
+    r.peer_comm = &c;
+    r.peer = source;
+    r.failing = false;
     r.user_buf = const_cast<void *>(b.buf);
     r.user_count = b.count;
     void *data = r.user_buf;
@@ -65,6 +80,7 @@ int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int
     int rc;
     while ((rc = v.ops->tag_recv(v.ep, data, b.bytes, bits, ignore, &r)) == WEFT_PLUGIN_ERR_AGAIN)
         v.ops->ep_progress(v.ep);
+    if (__builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0)) recheck_failures(v, c, source);
     v.leave();
     if (rc != WEFT_PLUGIN_OK) {
         std::free(r.staging);
@@ -74,8 +90,30 @@ int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int
     return WEFT_SUCCESS;
 }
 
+void p2p_fail_if_peer_dead(request &r) {
+    if (r.op != request::kind::recv || r.failing || r.peer_comm == nullptr) return;
+    const comm &c = *r.peer_comm;
+    bool hit = r.peer == WEFT_ANY_SOURCE ? comm_has_failed_member(c)
+                                         : peer_failed(c.world_ranks[static_cast<size_t>(r.peer)]);
+    if (!hit) return;
+    vci &v = *r.endpoint;
+    v.enter();
+    vci_drain(v);  // what the dead sent before dying may still be on its way in
+    if (!r.complete.load(std::memory_order_acquire)) {
+        r.failing = true;
+        if (v.ops->cancel(v.ep, &r) != WEFT_PLUGIN_OK) r.failing = false;
+    }
+    v.leave();
+}
+
 void p2p_wait_local(request &r) {
-    vci_progress_until(*r.endpoint, [&] { return r.complete.load(std::memory_order_acquire); });
+    // The request is on the caller's stack, out of reach of the endpoint's failure sweep
+    // (peer_failure.cpp), so the wait itself watches for its peer's death.
+    vci_progress_until(*r.endpoint, [&] {
+        if (r.complete.load(std::memory_order_acquire)) return true;
+        if (__builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0)) p2p_fail_if_peer_dead(r);
+        return false;
+    });
 }
 
 namespace {
@@ -324,7 +362,10 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
         ++s->pending;
     }
     int rc;
-    if constexpr (is_send) {
+    if (is_send && __builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0) &&
+        peer_failed(c.world_ranks[static_cast<size_t>(peer)])) {
+        rc = fail_proc("weft_isend", peer, c.world_ranks[static_cast<size_t>(peer)]);
+    } else if constexpr (is_send) {
         r->op = request::kind::send;
         weft_fabric_peer_t *p = nullptr;
         rc = comm_peer(c, 0, peer, 0, &p);
@@ -336,12 +377,15 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
         }
     } else {
         r->op = request::kind::recv;
+        r->peer_comm = &c;
+        r->peer = peer;
         r->user_buf = const_cast<void *>(buf);
         r->user_count = bytes;
         r->type = nullptr;
         uint64_t bits = match_bits(c.context_id, 0, static_cast<uint32_t>(peer), static_cast<uint32_t>(tag));
         while ((rc = v.ops->tag_recv(v.ep, const_cast<void *>(buf), bytes, bits, 0, r)) == WEFT_PLUGIN_ERR_AGAIN)
             v.ops->ep_progress(v.ep);
+        if (__builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0)) recheck_failures(v, c, peer);
         if (__builtin_expect(rc != WEFT_PLUGIN_OK, 0))
             rc = fail(plugin_error(rc), "recv: the fabric refused the receive (code %d)", rc);
     }

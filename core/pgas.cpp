@@ -10,6 +10,7 @@
 #include "handle.hpp"
 #include "info.hpp"
 #include "match.hpp"
+#include "peer_failure.hpp"
 #include "runtime.hpp"
 
 namespace weft {
@@ -168,13 +169,25 @@ int conflict(const char *fn) {
     return fail(WEFT_ERR_STREAM, "%s: another thread is using the kernel's stream; a kernel is a serial context", fn);
 }
 
-// Progresses k's endpoint until done() holds.
+// Progresses k's endpoint until done() holds, or until a process of the context has died
+// (what is awaited may then never come: replies, counters and barriers have no sender
+// recorded, so any death ends the wait with WEFT_ERR_PROC_FAILED).
 template <class Done>
 int kernel_wait(const char *fn, am_kernel &k, Done &&done) {
     if (int rc = not_in_handler(fn)) return rc;
     stream_use use(k.s);
     if (use.conflict()) return conflict(fn);
-    vci_progress_until(*k.v, done);
+    const comm &c = *k.ctx->c;
+    bool dead = false;
+    vci_progress_until(*k.v, [&] {
+        if (done()) return true;
+        dead = __builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0) && comm_has_failed_member(c);
+        return dead;
+    });
+    if (dead && !done()) {
+        int r = comm_first_failed_member(c);
+        return fail_proc(fn, r, c.world_ranks[static_cast<size_t>(r)]);
+    }
     return WEFT_SUCCESS;
 }
 
@@ -227,6 +240,9 @@ int prepare(const char *fn, weft_pgas h, int dst, unsigned handler, const uint64
     pgas_ctx &x = *call.k->ctx;
     if (dst < 0 || static_cast<uint32_t>(dst) >= x.nkernels)
         return fail(WEFT_ERR_RANK, "%s: kernel %d is outside 0..%u", fn, dst, x.nkernels - 1);
+    if (int r = x.kernel_rank[static_cast<size_t>(dst)];
+        r >= 0 && peer_failed(x.c->world_ranks[static_cast<size_t>(r)]))
+        return fail_proc(fn, r, x.c->world_ranks[static_cast<size_t>(r)]);
     if (int rc = check_handler_args(fn, handler, args, nargs)) return rc;
     if ((flags & ~WEFT_AM_ASYNC) != 0) return fail(WEFT_ERR_ARG, "%s: unknown flags 0x%x", fn, flags & ~WEFT_AM_ASYNC);
     call.p.type = static_cast<uint8_t>(kind | ((flags & WEFT_AM_ASYNC) ? am_async : 0));
@@ -457,10 +473,13 @@ extern "C" int weft_pgas_free(weft_pgas *handle) {
         return true;
     };
     while (!sends_done()) progress_all();
+    // A context that lost a process cannot agree (the barrier fails at once): it is released
+    // locally all the same, and the failure reported.
     weft_request barrier = WEFT_REQUEST_NULL;
-    if (int rc = weft_ibarrier(x->dup, &barrier)) return rc;
-    for (int flag = 0;;) {
-        if (int rc = weft_test(&barrier, &flag, WEFT_STATUS_IGNORE)) return rc;
+    int failed = weft_ibarrier(x->dup, &barrier);
+    for (int flag = 0; failed == WEFT_SUCCESS;) {
+        failed = weft_test(&barrier, &flag, WEFT_STATUS_IGNORE);
+        if (failed != WEFT_SUCCESS && failed != WEFT_ERR_PROC_FAILED) return failed;
         if (flag) break;
         progress_all();
     }
@@ -469,7 +488,7 @@ extern "C" int weft_pgas_free(weft_pgas *handle) {
     int rc = weft_comm_free(&dup);
     forget_ctx(x);
     *handle = WEFT_PGAS_NULL;
-    return rc;
+    return failed != WEFT_SUCCESS ? failed : rc;
 }
 
 extern "C" int weft_pgas_get_kernel(weft_pgas h, int index, weft_pgas *kernel) {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "comm.hpp"
 #include "error.hpp"
 #include "handle.hpp"
 #include "match.hpp"
@@ -12,7 +13,10 @@ namespace weft {
 
 void request_on_complete(void *context, const weft_fabric_completion_t *c) {
     auto *r = static_cast<request *>(context);
-    r->fabric_status = c->status;
+    // A receive cancelled because its peer died (peer_failure.cpp) failed, it was not cancelled.
+    r->fabric_status = __builtin_expect(c->status == WEFT_PLUGIN_ERR_CANCELED, 0) && r->failing
+                           ? WEFT_PLUGIN_ERR_PEER_FAILED
+                           : c->status;
     r->msg_tag = c->tag;
     r->msg_bytes = c->length;
     r->complete.store(true, std::memory_order_release);
@@ -26,6 +30,15 @@ int request_finish(request &r, weft_status *status) {
         err = WEFT_ERR_TRUNCATE;
     else if (r.fabric_status != WEFT_PLUGIN_OK && !cancelled)
         err = plugin_error(r.fabric_status);
+    if (err == WEFT_ERR_PROC_FAILED) {
+        int dead = r.op != request::kind::recv || r.peer_comm == nullptr ? -1
+                   : r.peer >= 0                                         ? r.peer
+                                                                         : comm_first_failed_member(*r.peer_comm);
+        if (dead >= 0)
+            fail_proc("recv", dead, r.peer_comm->world_ranks[static_cast<size_t>(dead)]);
+        else
+            fail(err, "%s: the peer process failed", r.op == request::kind::recv ? "recv" : "send");
+    }
     size_t bytes = 0;
     if (r.op == request::kind::recv) {
         size_t capacity = r.type ? r.user_count * r.type->size : r.user_count;

@@ -15,6 +15,7 @@
 namespace weft {
 
 struct vci;
+struct comm;
 struct coll_sched;
 class request_pool;
 
@@ -44,6 +45,13 @@ struct request {
     // decremented when wait/test retires it (weft_comm_free/weft_stream_free check them).
     int *comm_pending = nullptr;
     int *stream_pending = nullptr;
+    // Receives: the communicator and the source rank in it (or WEFT_ANY_SOURCE), so that a
+    // peer's failure can find the receives waiting for it (peer_failure.cpp); failing: this
+    // receive was cancelled because of such a failure, so its CANCELED completion means
+    // PEER_FAILED.
+    const comm *peer_comm = nullptr;
+    int peer = 0;
+    bool failing = false;
 };
 
 // Called by fabrics (weft_fabric_ep_attr_t::complete).
@@ -89,6 +97,7 @@ class request_pool {
         r->complete.store(false, std::memory_order_relaxed);
         r->in_use = true;
         r->fabric_status = WEFT_PLUGIN_OK;
+        r->failing = false;
         *handle = r->handle;
         return r;
     }
@@ -104,6 +113,15 @@ class request_pool {
         if (c == nullptr) return nullptr;
         request *r = &c[slot % chunk];
         return r->in_use ? r : nullptr;
+    }
+
+    // Calls f(request &) for every request in use (caller holds the endpoint).
+    template <class F>
+    void for_each_in_use(F &&f) {
+        for (uint32_t slot = 1; slot < size_; ++slot) {
+            request *c = chunks_[slot / chunk].load(std::memory_order_relaxed);
+            if (c != nullptr && c[slot % chunk].in_use) f(c[slot % chunk]);
+        }
     }
 
   private:

@@ -16,6 +16,7 @@
 #include "enqueue.hpp"
 #include "error.hpp"
 #include "info.hpp"
+#include "liveness.hpp"
 #include "op.hpp"
 #include "pgas.hpp"
 
@@ -77,6 +78,7 @@ int copy_hints(weft_info info, std::map<std::string, std::string> &out) {
 
 // Undoes a partial init so that the process can report the error and exit cleanly.
 void teardown(runtime &r) {
+    liveness_close();
     pgas_finalize_all();  // its kernels use the endpoints
     for (auto &v : r.vcis)
         if (v) vci_close(*v);
@@ -87,6 +89,7 @@ void teardown(runtime &r) {
     r.fabric = fabric_open{};
     if (r.boot) r.boot->finalize();
     r.boot.reset();
+    peer_failure_clear();
 }
 
 // Reads a count from the environment; a malformed or out-of-range value is an error naming
@@ -207,7 +210,12 @@ int init(int required, weft_info info, int *provided) {
         rc = loader_open_fabric(pref, source, plugin_host(), r.fabric);
     }
     if (rc == WEFT_SUCCESS) rc = open_implicit_endpoints(r);
+    if (rc == WEFT_SUCCESS) {
+        peer_failure_init(r.world_size);
+        rc = liveness_open(*r.boot, r.world_rank, r.world_size);
+    }
     if (rc == WEFT_SUCCESS) rc = r.boot->fence();
+    if (rc == WEFT_SUCCESS) rc = liveness_start(*r.boot);
     if (rc != WEFT_SUCCESS) {
         std::string detail = current_error_detail();
         log(WEFT_LOG_ERROR, "weft_init failed: %s", detail.c_str());
@@ -258,13 +266,20 @@ extern "C" int weft_finalize(void) {
     // its own thread: all of them progress at once and every flush can complete.  (Closing
     // without a flush is not an option: UCX leaks forcibly closed endpoints unless they use
     // peer error handling, which excludes shared memory.)
+    // Connections to dead processes first learn that they are dead, so they close at once.
     {
         std::vector<std::thread> closers;
         for (auto &v : r.vcis)
-            if (v && !v->peers.empty()) closers.emplace_back([&v] { vci_disconnect_all(*v); });
+            if (v && !v->peers.empty()) closers.emplace_back([&v] {
+                v->enter();
+                vci_apply_failures(*v);
+                v->leave();
+                vci_disconnect_all(*v);
+            });
         for (auto &t : closers) t.join();
     }
     int rc2 = r.boot->fence();
+    liveness_close();  // every process is past its last use of the others
     for (auto &v : r.vcis)
         if (v) vci_close(*v);
     r.vcis.clear();
@@ -274,6 +289,7 @@ extern "C" int weft_finalize(void) {
     r.fabric.fabric = nullptr;
     int rc3 = r.boot->finalize();
     r.boot.reset();
+    peer_failure_clear();
     r.state.store(runtime_state::finalized, std::memory_order_release);
     return rc != WEFT_SUCCESS ? rc : rc2 != WEFT_SUCCESS ? rc2 : rc3;
 }
@@ -337,5 +353,6 @@ extern "C" int weft_get_runtime_info(weft_info *info) {
     weft_info_set(*info, "fabric_version", version);
     weft_info_set(*info, "bootstrap", r.boot->name());
     weft_info_set(*info, "thread_level", levels[r.thread_level]);
+    if (std::string a = liveness_address(); !a.empty()) weft_info_set(*info, "liveness_address", a.c_str());
     return WEFT_SUCCESS;
 }

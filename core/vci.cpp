@@ -87,8 +87,9 @@ void vci_disconnect_all(vci &v) {
 void vci_close(vci &v) {
     if (v.ep == nullptr) return;
     v.peers.clear();
-    v.ops->ep_close(v.ep);
+    v.ops->ep_close(v.ep);  // completes whatever the fabric still held, orphans included
     v.ep = nullptr;
+    v.coll_orphans.clear();
 }
 
 }  // namespace weft

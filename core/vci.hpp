@@ -4,10 +4,13 @@
 #pragma once
 #include <sched.h>
 
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
+#include "peer_failure.hpp"
 #include "request.hpp"
 #include "weft/plugin.h"
 
@@ -46,6 +49,13 @@ struct vci {
     coll_sched *colls = nullptr;
     // PGAS kernels on this endpoint, answered by every progress of it.
     am_kernel *am = nullptr;
+    // Sends of collectives abandoned after a process failed (coll_sched_abort) that the fabric
+    // may still hold, with the scratch memory they read: kept until the endpoint is closed.
+    struct orphan {
+        std::unique_ptr<request[]> reqs;
+        std::vector<std::unique_ptr<char[]>> data;
+    };
+    std::vector<orphan> coll_orphans;
 
     explicit vci(uint32_t i) : index(i), requests(i) {}
 
@@ -55,8 +65,13 @@ struct vci {
     void leave() {
         if (locking) cs->unlock();
     }
+    // The peer-failure epoch this endpoint has applied (peer_failure.hpp).
+    uint32_t failure_epoch_seen = 0;
+
     // Caller holds the endpoint.
     int progress_held() {
+        if (__builtin_expect(g_failure_epoch.load(std::memory_order_acquire) != failure_epoch_seen, 0))
+            vci_apply_failures(*this);
         int n = ops->ep_progress(ep);
         if (colls != nullptr) n += coll_progress(*this);
         if (am != nullptr) n += am_progress(*this);

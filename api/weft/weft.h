@@ -205,9 +205,16 @@ WEFT_API double weft_wtime(void);
 WEFT_API double weft_wtick(void);
 WEFT_API int weft_get_processor_name(char *name, size_t *resultlen);
 /* Weft extension: a new info object describing the running library: "fabric" (selected fabric
- * plugin), "fabric_version", "bootstrap" (weftrun, pmix, pmi1 or singleton), "thread_level".
+ * plugin), "fabric_version", "bootstrap" (weftrun, pmix, pmi1 or singleton), "thread_level",
+ * and "liveness_address" (IPv4:port of the peer-failure monitor, when it runs).
  * The caller frees it with weft_info_free. */
 WEFT_API int weft_get_runtime_info(weft_info *info);
+/* Weft extension: a new info object with this process's counters since weft_init, as decimal
+ * strings: "dropped_am_packets" (active messages dropped as malformed), "refused_liveness_
+ * connections" (connections to the peer-failure monitor without the job's token),
+ * "failed_processes" (processes known dead), and, where the fabric counts them,
+ * "dropped_fabric_packets" and "refused_fabric_connections".  Free it with weft_info_free. */
+WEFT_API int weft_get_stats(weft_info *info);
 
 /* ---- Communicators ---- */
 WEFT_API int weft_comm_rank(weft_comm comm, int *rank);
