@@ -76,8 +76,10 @@ int read_timeout(int &seconds) {
     return WEFT_SUCCESS;
 }
 
-// The job's interface: WEFT_PEER_ADDR, else the host weftrun's key-value server listens on
-// (its --kvs-host), else the first non-loopback IPv4 interface that is up, else loopback.
+// The job's interface: WEFT_PEER_ADDR, else this node's address on the route to weftrun's
+// key-value server (loopback when it listens there; the namespace's own address when ranks
+// run in network namespaces), else the first non-loopback IPv4 interface that is up, else
+// loopback.
 int pick_address(in_addr &out) {
     if (const char *a = std::getenv("WEFT_PEER_ADDR"); a != nullptr && *a != '\0') {
         if (inet_pton(AF_INET, a, &out) != 1) return fail(WEFT_ERR_ARG, "WEFT_PEER_ADDR='%s' is not an IPv4 address", a);
@@ -85,8 +87,21 @@ int pick_address(in_addr &out) {
     }
     if (const char *kvs = std::getenv("WEFT_KVS"); kvs != nullptr && *kvs != '\0') {
         std::string host(kvs);
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_port = htons(static_cast<uint16_t>(std::atoi(host.substr(host.rfind(':') + 1).c_str())));
         host = host.substr(0, host.rfind(':'));
-        if (inet_pton(AF_INET, host.c_str(), &out) == 1) return WEFT_SUCCESS;
+        // A connected UDP socket sends nothing; its local address is the route's source.
+        int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        socklen_t len = sizeof sa;
+        bool found = fd >= 0 && inet_pton(AF_INET, host.c_str(), &sa.sin_addr) == 1 &&
+                     ::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) == 0 &&
+                     ::getsockname(fd, reinterpret_cast<sockaddr *>(&sa), &len) == 0;
+        if (fd >= 0) ::close(fd);
+        if (found) {
+            out = sa.sin_addr;
+            return WEFT_SUCCESS;
+        }
     }
     out.s_addr = htonl(INADDR_LOOPBACK);
     ifaddrs *list = nullptr;

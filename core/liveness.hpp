@@ -8,7 +8,8 @@
 //
 // Each listener accepts only connections that present its own random token (published with
 // its address through the bootstrap) and listens on the job's interface only: WEFT_PEER_ADDR,
-// else weftrun's key-value server's address, else the first IPv4 interface that is up.
+// else the address on the route to weftrun's key-value server, else the first IPv4 interface
+// that is up.
 #pragma once
 #include <string>
 
