@@ -74,6 +74,7 @@ struct gal_unexp {
     uint64_t tag;
     size_t length;
     size_t arrived;            /* bytes in data so far */
+    size_t capacity;           /* bytes allocated: grows with what arrives, not what is announced */
     uint8_t *data;
     gal_op *recv;              /* a receive attached while the message was still arriving */
 };

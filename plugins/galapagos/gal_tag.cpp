@@ -9,6 +9,9 @@
 
 namespace {
 
+/* An unexpected message's first buffer; it grows as more of the message arrives. */
+constexpr size_t unexp_first_bytes = 64 * 1024;
+
 bool matches(uint64_t msg_tag, uint64_t tag, uint64_t ignore)
 {
     return ((msg_tag ^ tag) & ~ignore) == 0;
@@ -133,9 +136,12 @@ void gal_deliver_begin_locked(weft_fabric_ep *ep, uint64_t tag, size_t length, g
             return;
         }
     }
+    /* The buffer grows as the bytes arrive (gal_deliver_data): a header announcing a huge
+     * length costs only what its sender really sends. */
+    size_t first = length < unexp_first_bytes ? length : unexp_first_bytes;
     auto *u = static_cast<gal_unexp *>(std::calloc(1, sizeof(gal_unexp)));
-    uint8_t *data = length ? static_cast<uint8_t *>(std::malloc(length)) : nullptr;
-    if (!u || (length && !data)) {
+    uint8_t *data = first ? static_cast<uint8_t *>(std::malloc(first)) : nullptr;
+    if (!u || (first && !data)) {
         std::free(u);
         std::free(data);
         ++ep->fabric->bad_frames; /* out of memory: the message is lost, and counted */
@@ -143,11 +149,46 @@ void gal_deliver_begin_locked(weft_fabric_ep *ep, uint64_t tag, size_t length, g
     }
     u->tag = tag;
     u->length = length;
+    u->capacity = first;
     u->data = data;
     fifo_push(ep->unexp_head, ep->unexp_tail, u);
     rx.unexp = u;
     gal_ep_wake_locked(ep); /* a waiting thread may want to probe or post for it */
 }
+
+namespace {
+
+/* Makes room for `need` bytes of the unexpected message rx is filling (doubling, at most its
+ * length).  Readers copy from u->data under ep->lock, so it moves only under the lock.  Out of
+ * memory: the message is dropped and counted, a receive already attached to it fails. */
+bool unexp_grow(gal_rx &rx, size_t need)
+{
+    weft_fabric_ep *ep = rx.ep;
+    gal_unexp *u = rx.unexp;
+    size_t want = u->capacity * 2 > need ? u->capacity * 2 : need;
+    if (want > rx.length)
+        want = rx.length;
+    std::lock_guard<std::mutex> g(ep->lock);
+    if (void *p = std::realloc(u->data, want)) {
+        u->data = static_cast<uint8_t *>(p);
+        u->capacity = want;
+        return true;
+    }
+    gal_op *op = u->recv;
+    unexp_unlink(ep, u);
+    std::free(u->data);
+    std::free(u);
+    rx.unexp = nullptr;
+    ++ep->fabric->bad_frames;
+    if (op) {
+        op->status = WEFT_PLUGIN_ERR_NOMEM;
+        op->length = 0;
+        gal_done_push(ep, op);
+    }
+    return false;
+}
+
+} // namespace
 
 void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n)
 {
@@ -171,6 +212,8 @@ void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n)
         rx.active = rx.arrived < rx.length;
         return;
     }
+    if (n && rx.arrived + n > rx.unexp->capacity && !unexp_grow(rx, rx.arrived + n))
+        return gal_deliver_data(rx, data, n); /* dropped now: the rest goes to the drop path */
     if (n) /* an empty message has no buffer */
         std::memcpy(rx.unexp->data + rx.arrived, data, n);
     rx.arrived += n;
