@@ -352,35 +352,37 @@ int FabricTest::progress_one(const Endpoint &e)
     return ops().ep_progress(e.ep);
 }
 
-bool FabricTest::progress_one_until(const Endpoint &e, const std::function<bool()> &pred,
-                                    std::chrono::milliseconds timeout)
+namespace {
+
+/* Runs step until pred holds or timeout passes; two cores, many threads: yields now and then so
+ * that a peer thread can run. */
+bool step_until(const std::function<bool()> &pred, std::chrono::milliseconds timeout,
+                const std::function<void()> &step)
 {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     unsigned spins = 0;
     while (!pred()) {
         if (std::chrono::steady_clock::now() > deadline)
             return false;
-        EXPECT_GE(progress_one(e), 0) << "ep_progress failed";
+        step();
         if (++spins % 1024 == 0)
             std::this_thread::yield();
     }
     return true;
 }
 
+} // namespace
+
+bool FabricTest::progress_one_until(const Endpoint &e, const std::function<bool()> &pred,
+                                    std::chrono::milliseconds timeout)
+{
+    return step_until(pred, timeout, [&] { EXPECT_GE(progress_one(e), 0) << "ep_progress failed"; });
+}
+
 bool FabricTest::progress_until(const std::function<bool()> &pred,
                                 std::chrono::milliseconds timeout)
 {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    unsigned spins = 0;
-    while (!pred()) {
-        if (std::chrono::steady_clock::now() > deadline)
-            return false;
-        progress_all();
-        /* Two cores, many threads: let a peer thread run now and then. */
-        if (++spins % 1024 == 0)
-            std::this_thread::yield();
-    }
-    return true;
+    return step_until(pred, timeout, [&] { progress_all(); });
 }
 
 bool FabricTest::wait(const Op &op, std::chrono::milliseconds timeout)
