@@ -151,11 +151,10 @@ void check_hello(monitor &m, link &l) {
     m.connected[r] = true;
 }
 
-void lost(monitor &m, link &l, const char *why) {
+void lost(link &l, const char *why) {
     if (!l.said_goodbye && l.rank >= 0)
         peer_failure_record(l.rank, std::string("its liveness connection ") + why +
                                         ": the process ended without weft_finalize");
-    (void)m;
     close_link(l);
 }
 
@@ -178,7 +177,7 @@ void on_readable(monitor &m, link &l) {
         return;
     }
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-    lost(m, l, n == 0 ? "closed" : std::strerror(errno));
+    lost(l, n == 0 ? "closed" : std::strerror(errno));
 }
 
 void run(monitor &m) {
