@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run-gpu.sh [--keep]: the GPU checks, in one go, on a machine with a CUDA GPU.
+# run-gpu.sh [--keep | --prebuilt PACK]: the GPU checks, in one go, on a machine with a CUDA GPU.
 #
 # Checks the tools (no network: it installs nothing), configures a fresh build-gpu (--keep:
 # reuse it) with only the gpu (and hostq) test folders, builds only what those need, runs
@@ -7,6 +7,9 @@
 # WEFT_ENQUEUE=memops|hostfn and host|pinned|device buffers, and prints a summary.  Every step
 # has a timeout and the whole run stays under 5 minutes.  When $OUT is set, everything printed
 # also goes to $OUT/gpu-report.txt, with the full test log in $OUT/ctest-LastTest.log.
+# --prebuilt PACK runs a build made elsewhere and packed by tests/gpu/pack-gpu.sh, for a GPU
+# machine without the build's dependencies: nothing is configured or built, the pack's build
+# is linked at the path it was built in (ctest's files name it), and its libraries come first.
 # Exit status: 0 when every step passed (skipped tests count as passed), else 1; 3 when a
 # required tool is missing.
 set -uo pipefail
@@ -14,7 +17,19 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${WEFT_GPU_BUILD:-$root/build-gpu}  # WEFT_GPU_BUILD: another build directory
 keep=0
-[ "${1:-}" = "--keep" ] && keep=1
+prebuilt=""
+case "${1:-}" in
+    --keep) keep=1 ;;
+    --prebuilt)
+        prebuilt=$(cd "${2:?--prebuilt needs the folder pack-gpu.sh wrote}" && pwd)
+        build=$(cat "$prebuilt/origin")
+        if [ ! -e "$build" ]; then
+            mkdir -p "$(dirname "$build")"
+            ln -s "$prebuilt/build" "$build"
+        fi
+        export LD_LIBRARY_PATH=$prebuilt/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+        ;;
+esac
 jobs=$(nproc 2>/dev/null || echo 16)
 [ "$jobs" -gt 16 ] && jobs=16
 start=$(date +%s)
@@ -44,7 +59,9 @@ check_tools() {
     if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
         export PATH=/usr/local/cuda/bin:$PATH
     fi
-    for t in cmake g++ nvcc pkg-config timeout; do
+    local tools=(cmake g++ nvcc pkg-config timeout)
+    [ -n "$prebuilt" ] && tools=(ctest timeout)
+    for t in "${tools[@]}"; do
         if command -v "$t" >/dev/null; then
             printf '  %-12s %s\n' "$t" "$(command -v "$t")"
         else
@@ -52,7 +69,9 @@ check_tools() {
             missing+=("$t")
         fi
     done
-    if command -v cmake >/dev/null; then
+    if [ -n "$prebuilt" ]; then
+        printf '  %-12s %s (packed build of %s)\n' prebuilt "$prebuilt" "$build"
+    elif command -v cmake >/dev/null; then
         local v
         v=$(cmake --version | head -1 | awk '{print $3}')
         printf '  %-12s %s (3.25 or newer needed)\n' "cmake ver" "$v"
@@ -61,14 +80,18 @@ check_tools() {
         fi
     fi
     command -v nvcc >/dev/null && printf '  %-12s %s\n' "nvcc ver" "$(nvcc --version | tail -2 | head -1)"
-    if [ -f /usr/include/gtest/gtest.h ] || ls /usr/lib/*/cmake/GTest/GTestConfig.cmake /usr/lib/cmake/GTest/GTestConfig.cmake \
+    if [ -n "$prebuilt" ]; then
+        :
+    elif [ -f /usr/include/gtest/gtest.h ] || ls /usr/lib/*/cmake/GTest/GTestConfig.cmake /usr/lib/cmake/GTest/GTestConfig.cmake \
         /usr/local/lib/cmake/GTest/GTestConfig.cmake >/dev/null 2>&1; then
         printf '  %-12s found\n' gtest
     else
         printf '  %-12s MISSING (libgtest-dev: /usr/include/gtest/gtest.h)\n' gtest
         missing+=(gtest)
     fi
-    if pkg-config --exists ucx 2>/dev/null; then
+    if [ -n "$prebuilt" ]; then
+        :
+    elif pkg-config --exists ucx 2>/dev/null; then
         printf '  %-12s %s\n' ucx "$(pkg-config --modversion ucx)"
     else
         printf '  %-12s MISSING (pkg-config ucx: libucx-dev; the default fabric)\n' ucx
@@ -245,7 +268,7 @@ print_summary() {
 main() {
     echo "run-gpu.sh: $root, $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     check_tools || { local rc=$?; print_summary; return $rc; }
-    if configure_and_build; then
+    if [ -n "$prebuilt" ] || configure_and_build; then
         run_tests
         run_bench
     else

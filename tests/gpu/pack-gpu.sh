@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# pack-gpu.sh BUILD OUTDIR: packs a GPU test build for a machine that has a GPU but not the
+# build's dependencies (no libucx, libpmix, GoogleTest or compiler there).
+#
+# BUILD is a configured and built tree (tests/gpu/run-gpu.sh's configure step, built with
+# `cmake --build BUILD --target weft-gpu-tests weft-enqueue-lat` and tests/hostq).  OUTDIR gets
+#   OUTDIR/build   BUILD without its object files, debug info stripped (ctest files included:
+#                  they hold BUILD's absolute path, so run-gpu.sh --prebuilt links BUILD there)
+#   OUTDIR/deps    every shared library the programs and plugins load that is neither glibc's
+#                  nor the CUDA driver's, with UCX's transport modules in deps/ucx
+#   OUTDIR/origin  BUILD's absolute path
+# Then, on the GPU machine: tests/gpu/run-gpu.sh --prebuilt OUTDIR
+set -euo pipefail
+
+[ $# -eq 2 ] || { echo "usage: pack-gpu.sh BUILD OUTDIR" >&2; exit 2; }
+build=$(cd "$1" && pwd)
+out=$2
+[ -x "$build/bin/weftrun" ] || { echo "pack-gpu.sh: $build/bin/weftrun not found: build first" >&2; exit 2; }
+rm -rf "$out"
+mkdir -p "$out/build" "$out/deps"
+
+# The tree without objects or CMake's internals; ctest needs only the CTestTestfile.cmake files.
+tar -C "$build" -c --exclude=CMakeFiles --exclude='*.o' --exclude='*.a' . | tar -C "$out/build" -x
+find "$out/build" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c \
+    'file -b "$1" | grep -q "^ELF" && strip --strip-debug "$1"' _ {} \;
+echo "$build" >"$out/origin"
+
+# Dependencies: ldd of every ELF file, less glibc and the driver (the GPU machine has its own).
+skip='^(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux-x86-64|libcuda|libweft.*|libhostq)\.so'
+find "$build/bin" "$build/lib" -type f -exec sh -c 'file -b "$1" | grep -q "^ELF" && ldd "$1"' _ {} \; 2>/dev/null |
+    awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u | while read -r lib; do
+        base=$(basename "$lib")
+        [[ "$base" =~ $skip ]] && continue
+        cp -L "$lib" "$out/deps/$base"
+    done
+# UCX loads its transports from <libucs's folder>/ucx.
+ucs=$(ldconfig -p | awk '/libucs\.so\.0 / { print $NF; exit }')
+if [ -n "$ucs" ] && [ -d "$(dirname "$ucs")/ucx" ]; then
+    mkdir -p "$out/deps/ucx"
+    cp -L "$(dirname "$ucs")"/ucx/*.so.0 "$out/deps/ucx/"
+fi
+echo "pack-gpu.sh: $(du -sh "$out" | cut -f1) in $out ($(ls "$out/deps" | wc -l) dependency entries)"
