@@ -5,6 +5,7 @@
 #include "enqueue.hpp"
 
 #include <sched.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -139,7 +140,12 @@ bool has_work(const gpu_queue &q) {
 
 void progress_loop() {
     engine &e = eng();
-    unsigned idle = 0;
+    // Naps are the thread's idle state: without this, Linux's default 50 us timer slack makes
+    // a 5 us nap last 60 us.
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+    const auto spin = std::chrono::microseconds(g_enqueue_spin_us);
+    auto last_moved = std::chrono::steady_clock::now();
+    unsigned naps = 0;
     std::unique_lock lock(e.mutex);
     while (!e.stop) {
         e.work = false;
@@ -150,25 +156,28 @@ void progress_loop() {
             busy |= has_work(*q);
         }
         if (moved) {
-            idle = 0;
+            last_moved = std::chrono::steady_clock::now();
+            naps = 0;
             continue;
         }
         if (!busy) {
             // Nothing registered: sleep until an enqueue call or finalize wakes us.
             e.wake.wait(lock, [&] { return e.stop || e.work; });
-            idle = 0;
+            last_moved = std::chrono::steady_clock::now();
+            naps = 0;
             continue;
         }
         // Operations wait for their queue or the network.  A GPU writes host memory without
-        // telling anyone, so there is nothing to sleep on: poll, yielding first, then in naps
-        // that grow to 50 us, so that an idle wait costs little CPU (more threads than cores is
-        // the normal case) and a busy one answers within microseconds.
-        ++idle;
+        // telling anyone, so there is nothing to sleep on: poll, yielding, for the spin window
+        // after the last movement (a pipeline's next point or a peer's answer usually comes
+        // within it: one 8-byte round trip hands off four times), then in naps that grow to
+        // 50 us, so that an idle wait costs little CPU.
         lock.unlock();
-        if (idle < 64) {
+        if (std::chrono::steady_clock::now() - last_moved < spin) {
             sched_yield();
         } else {
-            std::this_thread::sleep_for(std::chrono::microseconds(std::min(50u, (idle - 63) * 5)));
+            ++naps;
+            std::this_thread::sleep_for(std::chrono::microseconds(std::min(50u, naps * 5)));
         }
         lock.lock();
     }
@@ -199,6 +208,8 @@ bool queue_drained(gpu_queue &q, std::chrono::steady_clock::time_point deadline)
 }
 
 }  // namespace
+
+unsigned g_enqueue_spin_us = 1000;
 
 enqueue_op::~enqueue_op() {
     if (counted != nullptr) counted->enqueued.n.fetch_sub(1);

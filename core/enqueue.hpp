@@ -50,6 +50,10 @@ struct enqueue_op {
     ~enqueue_op();
 };
 
+// How long the enqueue progress thread polls after the last movement before it naps, in
+// microseconds (WEFT_ENQUEUE_SPIN_US, read at init).
+extern unsigned g_enqueue_spin_us;
+
 // Makes the stream's queue known to the progress thread (started on first use).
 int enqueue_register(stream &s);
 // Forgets it: WEFT_ERR_BUSY while operations on it are still registered.

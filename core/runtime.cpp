@@ -2,10 +2,10 @@
 #include "runtime.hpp"
 
 #include <sched.h>
-
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -122,10 +122,15 @@ uint32_t local_processes() {
 int read_yield_config() {
     cpu_set_t set;
     uint32_t cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<uint32_t>(CPU_COUNT(&set)) : 1;
-    uint32_t fallback = local_processes() > cpus ? 4 : 512;
+    uint32_t procs = std::max(local_processes(), 1u);
     uint32_t polls;
-    if (int rc = env_count("WEFT_POLLS_BEFORE_YIELD", fallback, 1, 1u << 30, polls)) return rc;
+    if (int rc = env_count("WEFT_POLLS_BEFORE_YIELD", procs > cpus ? 4 : 512, 1, 1u << 30, polls)) return rc;
     g_polls_before_yield = polls;
+    // Each process with a GPU queue runs its own thread and Weft's enqueue thread: spin long
+    // only where both have a core.
+    uint32_t spin_us;
+    if (int rc = env_count("WEFT_ENQUEUE_SPIN_US", 2 * procs > cpus ? 20 : 1000, 0, 1000000, spin_us)) return rc;
+    g_enqueue_spin_us = spin_us;
     return WEFT_SUCCESS;
 }
 

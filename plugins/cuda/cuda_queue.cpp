@@ -3,11 +3,30 @@
  * own for conformance tools (queue_create / queue_destroy). */
 #include "cuda_internal.hpp"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cinttypes>
 #include <cstring>
 #include <new>
 
 namespace {
+
+/* Whether the word a handle points to is mapped.  The driver dereferences a CUstream without
+ * checking it: cuStreamGetCtx on 0xdead0000 died with SIGSEGV on an H200 (driver 580.159).
+ * process_vm_readv on this very process reports an unmapped address as EFAULT instead of
+ * faulting.  Where the call is refused (seccomp, ENOSYS) nothing can be told: the handle
+ * passes.  A mapped address that is not a stream still reaches the driver. */
+bool cuda_handle_mapped(const void *handle)
+{
+    uintptr_t word = 0;
+    struct iovec local = {&word, sizeof(word)};
+    struct iovec remote = {const_cast<void *>(handle), sizeof(word)};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(sizeof(word)))
+        return true;
+    return errno != EFAULT;
+}
 
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
                   std::atomic<uint32_t>::is_always_lock_free,
@@ -158,10 +177,15 @@ int cuda_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *
                  "the per-thread default stream cannot be attached: create a stream");
         return WEFT_PLUGIN_ERR_INVALID;
     }
+    if (!cuda_handle_mapped(stream)) {
+        cuda_why(why, why_len, "%s 0x%" PRIxPTR " is not a stream: no memory is mapped there", type,
+                 reinterpret_cast<uintptr_t>(stream));
+        return WEFT_PLUGIN_ERR_INVALID;
+    }
     char err[160];
     CUcontext ctx = nullptr;
-    /* A handle that was never a stream may crash the driver here; a destroyed one usually
-     * returns CUDA_ERROR_INVALID_HANDLE.  Nothing better is offered by the driver API. */
+    /* A destroyed stream usually returns CUDA_ERROR_INVALID_HANDLE; other mapped memory that
+     * was never a stream may still crash the driver: its API offers no better check. */
     CUresult r = cuStreamGetCtx(stream, &ctx);
     if (r != CUDA_SUCCESS || !ctx) {
         cuda_why(why, why_len, "%s 0x%" PRIxPTR ": cuStreamGetCtx: %s", type,

@@ -9,6 +9,7 @@
 #   OUTDIR/deps    every shared library the programs and plugins load that is neither glibc's
 #                  nor the CUDA driver's, with UCX's transport modules in deps/ucx
 #   OUTDIR/origin  BUILD's absolute path
+# (CMake's GoogleTestAddTests.cmake travels in OUTDIR/build: ctest includes it by path.)
 # Then, on the GPU machine: tests/gpu/run-gpu.sh --prebuilt OUTDIR
 set -euo pipefail
 
@@ -24,6 +25,13 @@ tar -C "$build" -c --exclude=CMakeFiles --exclude='*.o' --exclude='*.a' . | tar 
 find "$out/build" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c \
     'file -b "$1" | grep -q "^ELF" && strip --strip-debug "$1"' _ {} \;
 echo "$build" >"$out/origin"
+# gtest_discover_tests' ctest files include this CMake module by its absolute path, which the
+# other machine's CMake may not have: ship it and point them at the copy.
+gtest_module=$(grep -rhoE '/[^"]*/GoogleTestAddTests\.cmake' "$out/build" --include='*_include.cmake' | head -1)
+if [ -n "$gtest_module" ]; then
+    cp "$gtest_module" "$out/build/GoogleTestAddTests.cmake"
+    find "$out/build" -name '*_include.cmake' -exec sed -i "s|$gtest_module|$build/GoogleTestAddTests.cmake|" {} +
+fi
 
 # Dependencies: ldd of every ELF file, less glibc and the driver (the GPU machine has its own).
 skip='^(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux-x86-64|libcuda|libweft.*|libhostq)\.so'

@@ -4,7 +4,8 @@
 # Checks the tools (no network: it installs nothing), configures a fresh build-gpu (--keep:
 # reuse it) with only the gpu (and hostq) test folders, builds only what those need, runs
 # ctest -L gpu (then the hostq tests), then weft-enqueue-lat through weftrun -n 2 for
-# WEFT_ENQUEUE=memops|hostfn and host|pinned|device buffers, and prints a summary.  Every step
+# WEFT_ENQUEUE=memops|hostfn and host|pinned|device buffers, without and (where
+# nvidia-cuda-mps-control is there) with CUDA MPS, and prints a summary.  Every step
 # has a timeout and the whole run stays under 5 minutes.  When $OUT is set, everything printed
 # also goes to $OUT/gpu-report.txt, with the full test log in $OUT/ctest-LastTest.log.
 # --prebuilt PACK runs a build made elsewhere and packed by tests/gpu/pack-gpu.sh, for a GPU
@@ -211,6 +212,20 @@ run_tests() {
 }
 
 bench_rows=()
+# The benchmark's two ranks share GPU 0.  Without CUDA MPS the GPU time-slices between the two
+# processes' contexts, and a round trip waits for slices (about 300 us on an H200, against
+# 15 us under MPS), so the rows are measured both ways where MPS is there.
+mps_control=$(command -v nvidia-cuda-mps-control || ls /usr/local/nvidia/bin/nvidia-cuda-mps-control 2>/dev/null || true)
+mps_start() {
+    export CUDA_MPS_PIPE_DIRECTORY=${TMPDIR:-/tmp}/weft-mps-pipe CUDA_MPS_LOG_DIRECTORY=${TMPDIR:-/tmp}/weft-mps-log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    "$mps_control" -d && sleep 2
+}
+mps_stop() {
+    echo quit | "$mps_control" >/dev/null 2>&1
+    sleep 1
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+}
 run_bench() {
     section "weft-enqueue-lat (weftrun -n 2)"
     local exe=$build/bin/weft-enqueue-lat
@@ -220,26 +235,35 @@ run_bench() {
         failed=1
         return
     fi
-    local mech buf flag out rc line
-    for mech in memops hostfn; do
-        for buf in host pinned device; do
-            case $buf in host) flag= ;; pinned) flag=-P ;; device) flag=-d ;; esac
-            [ "$(left)" -lt 10 ] && { bench_rows+=("$mech|$buf|not run: out of time"); continue; }
-            echo "-- WEFT_ENQUEUE=$mech weft-enqueue-lat -i 1000 -w 100 $flag"
-            out=$(WEFT_ENQUEUE=$mech timeout -k 5 "$(step_timeout 45)" "$build/bin/weftrun" -n 2 "$exe" -i 1000 -w 100 $flag 2>&1)
-            rc=$?
-            echo "$out" | tail -15
-            line=$(echo "$out" | grep -m1 'median_us=')
-            if [ -n "$line" ]; then
-                bench_rows+=("$mech|$buf|$(field median_us "$line")|$(field mean_us "$line")|$(field p99_us "$line")|$(field wall_us "$line")|$(field echo "$line")|rc $rc")
-            else
-                local why
-                why=$(echo "$out" | sed -n 's/^weft-enqueue-lat: rank 0: //p' | head -1)
-                [ "$rc" = 124 ] && why="timeout"
-                bench_rows+=("$mech|$buf|no result (rc $rc${why:+: $why})")
-            fi
-            if [ "$rc" != 0 ] && { [ "$rc" != 77 ] || [ "$gpu_listed" = 1 ]; }; then failed=1; fi
+    local modes=(no)
+    [ -n "$mps_control" ] && modes+=(yes)
+    local mps mech buf flag out rc line
+    for mps in "${modes[@]}"; do
+        if [ "$mps" = yes ] && ! mps_start; then
+            bench_rows+=("mps|-|-|nvidia-cuda-mps-control -d failed")
+            continue
+        fi
+        for mech in memops hostfn; do
+            for buf in host pinned device; do
+                case $buf in host) flag= ;; pinned) flag=-P ;; device) flag=-d ;; esac
+                [ "$(left)" -lt 10 ] && { bench_rows+=("$mps|$mech|$buf|not run: out of time"); continue; }
+                echo "-- MPS $mps: WEFT_ENQUEUE=$mech weft-enqueue-lat -i 1000 -w 100 $flag"
+                out=$(WEFT_ENQUEUE=$mech timeout -k 5 "$(step_timeout 45)" "$build/bin/weftrun" -n 2 "$exe" -i 1000 -w 100 $flag 2>&1)
+                rc=$?
+                echo "$out" | tail -15
+                line=$(echo "$out" | grep -m1 'median_us=')
+                if [ -n "$line" ]; then
+                    bench_rows+=("$mps|$mech|$buf|$(field median_us "$line")|$(field mean_us "$line")|$(field p99_us "$line")|$(field wall_us "$line")|$(field echo "$line")|rc $rc")
+                else
+                    local why
+                    why=$(echo "$out" | sed -n 's/^weft-enqueue-lat: rank 0: //p' | head -1)
+                    [ "$rc" = 124 ] && why="timeout"
+                    bench_rows+=("$mps|$mech|$buf|no result (rc $rc${why:+: $why})")
+                fi
+                if [ "$rc" != 0 ] && { [ "$rc" != 77 ] || [ "$gpu_listed" = 1 ]; }; then failed=1; fi
+            done
         done
+        [ "$mps" = yes ] && mps_stop
     done
 }
 field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
@@ -250,14 +274,14 @@ print_summary() {
     for s in "${summary[@]}"; do echo "  $s"; done
     if [ ${#bench_rows[@]} -gt 0 ]; then
         echo
-        printf '  %-8s %-7s %10s %10s %10s %10s %6s %s\n' mechanism buffer median_us mean_us p99_us wall_us echo status
+        printf '  %-4s %-8s %-7s %10s %10s %10s %10s %6s %s\n' mps mechanism buffer median_us mean_us p99_us wall_us echo status
         local r
         for r in "${bench_rows[@]}"; do
-            IFS='|' read -r m b a c d e f g <<<"$r"
+            IFS='|' read -r p m b a c d e f g <<<"$r"
             if [ -z "$c" ]; then
-                printf '  %-8s %-7s %s\n' "$m" "$b" "$a"
+                printf '  %-4s %-8s %-7s %s\n' "$p" "$m" "$b" "$a"
             else
-                printf '  %-8s %-7s %10s %10s %10s %10s %6s %s\n' "$m" "$b" "$a" "$c" "$d" "$e" "$f" "$g"
+                printf '  %-4s %-8s %-7s %10s %10s %10s %10s %6s %s\n' "$p" "$m" "$b" "$a" "$c" "$d" "$e" "$f" "$g"
             fi
         done
     fi
