@@ -150,7 +150,7 @@ int launch(call &x) {
         coll_sched_start(*r->sched);
     }
     v.leave();
-    if (r == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: more than 1M requests pending on one endpoint", x.fn);
+    if (r == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: more than %u requests pending on one endpoint (spread them over more: WEFT_NUM_VCIS, streams)", x.fn, request_pool::max_slots - 1);
     return WEFT_SUCCESS;
 }
 

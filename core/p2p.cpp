@@ -215,7 +215,7 @@ int do_start(bool is_send, const p2p_op &op, weft_datatype type, int peer, int t
         if (r->stream_pending) ++*r->stream_pending;
     }
     v.leave();
-    if (r == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: more than 1M requests pending on one endpoint", fn);
+    if (r == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: more than %u requests pending on one endpoint (spread them over more: WEFT_NUM_VCIS, streams)", fn, request_pool::max_slots - 1);
     int rc;
     if (peer == WEFT_PROC_NULL) {
         r->op = request::kind::done;
@@ -351,8 +351,8 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
     request *r = v.requests.alloc(handle);
     if (__builtin_expect(r == nullptr, 0)) {
         v.leave();
-        return fail(WEFT_ERR_NO_MEM, "%s: more than 1M requests pending on one endpoint",
-                    is_send ? "weft_isend" : "weft_irecv");
+        return fail(WEFT_ERR_NO_MEM, "%s: more than %u requests pending on one endpoint (spread them over more: WEFT_NUM_VCIS, streams)",
+                    is_send ? "weft_isend" : "weft_irecv", request_pool::max_slots - 1);
     }
     r->endpoint = &v;
     r->comm_pending = &c.pending[0];

@@ -40,7 +40,9 @@ struct request {
     coll_sched *sched = nullptr;  // kind::coll: the nonblocking collective, owned
     request_pool *pool = nullptr;  // pool requests: their pool (request_release)
     request *next_free = nullptr;  // the pool's free list
-    weft_request handle = WEFT_REQUEST_NULL;  // pool requests: their handle, fixed at creation
+    // Pool requests: their handle (endpoint, slot and generation); release advances the
+    // generation, so that a copy of a retired handle is refused even after the slot is reused.
+    weft_request handle = WEFT_REQUEST_NULL;
     // Counters of the communicator (per local index) and stream the request was posted on,
     // decremented when wait/test retires it (weft_comm_free/weft_stream_free check them).
     int *comm_pending = nullptr;
@@ -78,8 +80,21 @@ constexpr uint32_t request_pool_key(uint32_t vci_index) {
     return (static_cast<uint32_t>(handle_kind::request) << 8) | vci_index;
 }
 
+// A request handle: [31:28] kind request, [27:20] endpoint index, [19:17] generation, [16:0]
+// slot.  The generation tells a retired handle from the one that reuses its slot; with the LIFO
+// free list the next request on an endpoint usually reuses the slot just freed, and 3 bits
+// catch every reuse but each eighth of the same slot.
+constexpr uint32_t request_slot_bits = 17;
+constexpr uint32_t request_slot_mask = (1u << request_slot_bits) - 1;
+constexpr uint32_t request_generation_mask = 0x7u << request_slot_bits;
+constexpr weft_request request_next_generation(weft_request h) {
+    uint32_t u = static_cast<uint32_t>(h);
+    return static_cast<weft_request>((u & ~request_generation_mask) |
+                                     ((u + (1u << request_slot_bits)) & request_generation_mask));
+}
+
 // Per-endpoint pool of requests addressed by handle; used under the endpoint's serialization.
-// Free requests form an intrusive LIFO list; each request's handle is computed once.
+// Free requests form an intrusive LIFO list; each request's handle is computed when released.
 class request_pool {
   public:
     explicit request_pool(uint32_t vci_index);
@@ -103,16 +118,24 @@ class request_pool {
     }
     void release(request *r) {
         r->in_use = false;
+        r->handle = request_next_generation(r->handle);
         r->next_free = free_;
         free_ = r;
     }
     // May run on any thread (wait/test validate handles before taking the endpoint): chunks
     // are published once (release) and never move.  Slot 0 is never in use.
-    request *lookup(uint32_t slot) const {
+    request *lookup(weft_request handle) const {
+        uint32_t slot = static_cast<uint32_t>(handle) & request_slot_mask;
         request *c = chunks_[slot / chunk].load(std::memory_order_acquire);
         if (c == nullptr) return nullptr;
         request *r = &c[slot % chunk];
-        return r->in_use ? r : nullptr;
+        return r->in_use && r->handle == handle ? r : nullptr;
+    }
+
+    // Whether handle names a slot this pool made (in use or retired since).
+    bool made(weft_request handle) const {
+        uint32_t slot = static_cast<uint32_t>(handle) & request_slot_mask;
+        return slot != 0 && chunks_[slot / chunk].load(std::memory_order_acquire) != nullptr;
     }
 
     // Calls f(request &) for every request in use (caller holds the endpoint).
@@ -126,7 +149,10 @@ class request_pool {
 
   private:
     static constexpr uint32_t chunk = 256;
-    static constexpr uint32_t max_slots = 1u << 20;  // the slot field of a handle
+  public:
+    static constexpr uint32_t max_slots = 1u << request_slot_bits;  // the slot field of a handle
+
+  private:
     // Adds a chunk of requests to the free list; nullptr when all slots are used.
     request *grow();
     uint32_t vci_index_;
@@ -147,7 +173,14 @@ inline void request_release(request &r) {
 // Resolves a request handle to its request (nullptr when invalid or freed).
 inline request *request_lookup(weft_request handle) {
     request_pool *p = g_request_pools[static_cast<uint32_t>(handle) >> 20].load(std::memory_order_acquire);
-    return p != nullptr ? p->lookup(handle_slot(handle)) : nullptr;
+    return p != nullptr ? p->lookup(handle) : nullptr;
+}
+
+// Whether handle looks like a request this process made and has since retired.
+inline bool request_retired(weft_request handle) {
+    if (handle_kind_bits(handle) != static_cast<uint32_t>(handle_kind::request)) return false;
+    request_pool *p = g_request_pools[static_cast<uint32_t>(handle) >> 20].load(std::memory_order_acquire);
+    return p != nullptr && p->made(handle) && p->lookup(handle) == nullptr;
 }
 
 }  // namespace weft

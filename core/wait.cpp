@@ -10,10 +10,15 @@ namespace weft {
 namespace {
 
 // Requests of the enqueue API belong to their GPU queue, not to the host.
-const char *enqueued_hint(weft_request handle) {
-    return handle_kind_bits(handle) == static_cast<uint32_t>(handle_kind::enqueue)
-               ? " (it was made by an enqueue call: complete it with weft_wait_enqueue)"
-               : "";
+// Why a handle is not a valid request, where it can be told.
+const char *request_hint(weft_request handle) {
+    if (handle_kind_bits(handle) == static_cast<uint32_t>(handle_kind::enqueue))
+        return " (it was made by an enqueue call: complete it with weft_wait_enqueue)";
+    if (request_retired(handle))
+        return " (that request was already completed and freed by a wait or test, which set the"
+               " handle it was given to WEFT_REQUEST_NULL: this is a stale copy, or it was waited"
+               " on twice)";
+    return "";
 }
 
 void empty_status(weft_status *status) {
@@ -48,7 +53,7 @@ int check_requests(const char *fn, size_t count, const weft_request *requests) {
     if (count != 0 && requests == nullptr) return fail(WEFT_ERR_ARG, "%s: requests must not be NULL", fn);
     for (size_t i = 0; i < count; ++i)
         if (requests[i] != WEFT_REQUEST_NULL && request_lookup(requests[i]) == nullptr)
-            return fail(WEFT_ERR_REQUEST, "%s: requests[%zu] = 0x%x is not a valid request%s", fn, i, requests[i], enqueued_hint(requests[i]));
+            return fail(WEFT_ERR_REQUEST, "%s: requests[%zu] = 0x%x is not a valid request%s", fn, i, requests[i], request_hint(requests[i]));
     return WEFT_SUCCESS;
 }
 
@@ -67,7 +72,7 @@ extern "C" int weft_wait(weft_request *handle, weft_status *status) {
         return WEFT_SUCCESS;
     }
     request *r = request_lookup(*handle);
-    if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_wait: 0x%x is not a valid request%s", *handle, enqueued_hint(*handle));
+    if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_wait: 0x%x is not a valid request%s", *handle, request_hint(*handle));
     vci_progress_until(*r->endpoint, [&] { return done(r); });
     return retire(r, handle, status);
 }
@@ -81,7 +86,7 @@ extern "C" int weft_test(weft_request *handle, int *flag, weft_status *status) {
         return WEFT_SUCCESS;
     }
     request *r = request_lookup(*handle);
-    if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_test: 0x%x is not a valid request%s", *handle, enqueued_hint(*handle));
+    if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_test: 0x%x is not a valid request%s", *handle, request_hint(*handle));
     if (!done(r)) r->endpoint->progress();
     *flag = done(r);
     return *flag ? retire(r, handle, status) : WEFT_SUCCESS;
@@ -111,7 +116,7 @@ extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status s
         }
         request *r = reqs[i] = request_lookup(requests[i]);
         if (__builtin_expect(r == nullptr, 0))
-            return fail(WEFT_ERR_REQUEST, "weft_waitall: requests[%zu] = 0x%x is not a valid request%s", i, requests[i], enqueued_hint(requests[i]));
+            return fail(WEFT_ERR_REQUEST, "weft_waitall: requests[%zu] = 0x%x is not a valid request%s", i, requests[i], request_hint(requests[i]));
         if (r->endpoint != one) {
             if (one != nullptr) mixed = true;
             one = r->endpoint;
@@ -251,7 +256,7 @@ extern "C" int weft_cancel(weft_request *handle) {
     if (int rc = runtime_check("weft_cancel")) return rc;
     if (handle == nullptr) return fail(WEFT_ERR_ARG, "weft_cancel: request must not be NULL");
     request *r = request_lookup(*handle);
-    if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_cancel: 0x%x is not a valid request%s", *handle, enqueued_hint(*handle));
+    if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_cancel: 0x%x is not a valid request%s", *handle, request_hint(*handle));
     if (r->op == request::kind::send)
         return fail(WEFT_ERR_UNSUPPORTED, "weft_cancel: cancelling a send is not supported (deprecated in MPI 4)");
     if (r->op != request::kind::recv || done(r)) return WEFT_SUCCESS;

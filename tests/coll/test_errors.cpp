@@ -217,6 +217,32 @@ TEST_F(Errors, NullRequest) {
     still_works("request NULL");
 }
 
+// Counts that differ between processes, where the receiver can tell: a broadcast between 2
+// processes by the binomial tree (one message, root to rank 1).  Rank 1 reports the sizes and
+// asks about matching arguments; the root's send completes; nothing hangs.  (Algorithms with
+// more rounds, or mismatched roots, leave peers waiting for messages that never come, as in
+// MPI: there is nothing local to compare.)
+TEST_F(Errors, BcastCountMismatchIsReported) {
+    const char *alg = std::getenv("WEFT_COLL_BCAST");
+    if (n != 2 || (alg != nullptr && std::string(alg) != "binomial"))
+        GTEST_SKIP() << "needs 2 processes and the binomial broadcast (one message)";
+    for (size_t root_count : {4, 1}) {
+        size_t mine = me == 0 ? root_count : 2;
+        int buf[4] = {7, 7, 7, 7};
+        step("bcast: root passes " + std::to_string(root_count) + " ints, rank 1 passes 2");
+        outcome o = O(weft_bcast(buf, mine, WEFT_INT, 0, WEFT_COMM_WORLD));
+        if (me == 0) {
+            COLL_RC(o.rc, "weft_bcast at the root");
+            continue;
+        }
+        expect(o, WEFT_ERR_TRUNCATE, "collective", "mismatched counts");
+        std::string sizes = "sent " + std::to_string(root_count * sizeof(int)) + " bytes where 8 were expected";
+        if (o.detail.find(sizes) == std::string::npos || o.detail.find("matching") == std::string::npos)
+            COLL_FAIL("weft_bcast with mismatched counts", "detail \"" + o.detail + "\" lacks \"" + sizes + "\" or the hint");
+    }
+    still_works("mismatched broadcast counts");
+}
+
 // An operation MPI does not define for the datatype: WEFT_ERR_OP on every process, no hang.
 TEST_F(Errors, OperationDatatypeMismatch) {
     double d[8] = {1, 2, 3, 4, 5, 6, 7, 8}, e[8 * 8];

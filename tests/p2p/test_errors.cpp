@@ -97,6 +97,18 @@ TEST(B_Initialized, Requests) {
     ASSERT_EQ(weft_wait(&req, WEFT_STATUS_IGNORE), 0);
     EXPECT_EQ(req, WEFT_REQUEST_NULL);
     EXPECT_EQ(weft_wait(&copy, WEFT_STATUS_IGNORE), WEFT_ERR_REQUEST);
+    EXPECT_NE(detail().find("already completed"), std::string::npos) << detail();
+    // Also once a new request took the freed slot: the stale copy must not reach it.
+    weft_request fresh;
+    ASSERT_EQ(weft_irecv(&y, 1, WEFT_INT, 0, 3, WEFT_COMM_WORLD, &fresh), 0);
+    EXPECT_EQ(fresh & 0xfffff & ~0xe0000, copy & 0xfffff & ~0xe0000) << "the free list no longer reuses the slot: this check tests nothing";
+    EXPECT_EQ(weft_wait(&copy, WEFT_STATUS_IGNORE), WEFT_ERR_REQUEST);
+    EXPECT_NE(detail().find("stale copy"), std::string::npos) << detail();
+    flag = 1;
+    EXPECT_EQ(weft_test(&fresh, &flag, WEFT_STATUS_IGNORE), 0);
+    EXPECT_EQ(flag, 0) << "the fresh receive must still be pending";
+    ASSERT_EQ(weft_send(&x, 1, WEFT_INT, 0, 3, WEFT_COMM_WORLD), 0);
+    ASSERT_EQ(weft_wait(&fresh, WEFT_STATUS_IGNORE), 0);
     // waitall refuses the whole array when one handle is bad, touching none.
     weft_request reqs[2];
     ASSERT_EQ(weft_irecv(&y, 1, WEFT_INT, 0, 2, WEFT_COMM_WORLD, &reqs[0]), 0);
