@@ -30,9 +30,9 @@ echo "== ctest under ASan+UBSan"
 (cd "$root/build-asan" && ASAN_OPTIONS=intercept_tls_get_addr=0 WEFT_TEST_RTT_BOUND_US=6000 \
   ctest --output-on-failure --timeout 300 -j2)
 
-echo "== build (thread sanitizer: the threaded stream, collective, PGAS, Galapagos, enqueue, queue conformance and soak suites)"
+echo "== build (thread sanitizer: the threaded stream, collective, PGAS, Galapagos, enqueue, queue conformance, soak and peer-failure suites)"
 bash "$root/scripts/build.sh" "$root/build-tsan" -DWEFT_SANITIZE=thread -DWEFT_STREAM_CHECKS=ON \
-  -DWEFT_BUILD_BENCH=OFF "-DWEFT_TEST_DIRS=p2p;streams;coll;pgas;galapagos;hostq;enqueue;conformance;soak" >/dev/null
+  -DWEFT_BUILD_BENCH=OFF "-DWEFT_TEST_DIRS=p2p;streams;coll;pgas;galapagos;hostq;enqueue;conformance;soak;failure" >/dev/null
 echo "== ctest under TSan"
 # UCX's memory hooks (mmap/munmap interception) crash under TSan's own interceptors.
 # TSan slows the threaded suites several-fold: WEFT_TEST_TIME_SCALE stretches their watchdogs,
@@ -41,6 +41,8 @@ echo "== ctest under TSan"
 # whole process teardown as running inside a signal handler ("signal-unsafe call inside of a
 # signal" on ordinary frees at exit), not a race.  The same threaded core code runs on ucx here,
 # and the .ofi variants run in the plain and ASan phases.
+# The peer-failure tests run here for the liveness monitor thread against the threads that
+# apply a failure.
 # streams.progress_latency runs here for races, not for its timing: under TSan, 4 processes x
 # (2 threads + 2 progress threads) on 2 cores take 1.5-2 ms a round trip even with progress
 # threads that sleep, so its 2 ms bound is relaxed to 8 ms (a spinning design is still caught:
@@ -51,5 +53,5 @@ echo "== ctest under TSan"
 # overlap closely enough for the check to fire.  It runs in the plain and ASan phases.
 (cd "$root/build-tsan" && UCX_MEM_EVENTS=no WEFT_TEST_TIME_SCALE=3 WEFT_TEST_RTT_BOUND_US=8000 \
   ctest --output-on-failure --timeout 300 -j1 \
-    -R '^streams|^coll[.]threads|^pgas[.](multiplex|progress_thread)|^galapagos[.](hostile|gascore)|^enqueue|^hostq_|^conformance[.]queue[.]hostq$|^soak[.]short' \
+    -R '^streams|^coll[.]threads|^pgas[.](multiplex|progress_thread)|^galapagos[.](hostile|gascore)|^enqueue|^hostq_|^conformance[.]queue[.]hostq$|^soak[.]short|^failure[.]' \
     -E '[.]ofi$|^streams[.]concurrent_use$')
