@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "coll_algorithms.hpp"
+#include "coll_check.hpp"
 #include "coll_select.hpp"
 #include "error.hpp"
 #include "runtime.hpp"
@@ -28,7 +29,17 @@ struct call {
     coll_sched *s = nullptr;                 // owned, or the communicator's cached one
     std::unique_ptr<coll_sched> owned;
     std::vector<coll_step> unpacks;  // appended as the last round
+    coll_check_record check;         // what WEFT_COLL_CHECK compares (see expect)
 };
+
+// Records what this process passed, for WEFT_COLL_CHECK.
+void expect(call &x, coll_kind k, int root, coll_check_rule rule, uint64_t a = 0, uint64_t b = 0) {
+    x.check.kind = static_cast<uint32_t>(k);
+    x.check.root = root;
+    x.check.rule = static_cast<uint32_t>(rule);
+    x.check.a = a;
+    x.check.b = b;
+}
 
 int begin(call &x, weft_comm handle) {
     if (int rc = runtime_check(x.fn)) return rc;
@@ -130,6 +141,9 @@ int launch(call &x) {
     for (const coll_step &u : x.unpacks) s.unpack(u.src, u.dst, u.n, u.type);
     s.end_round();
     comm &c = *x.c;
+    // Blocking collectives only: a check inside a nonblocking call would block it.
+    if (__builtin_expect(g_coll_check, 0) && !x.nonblocking)
+        if (int rc = coll_check(c, x.fn, x.check)) return rc;
     stream_use use(c.local_streams[0]);
     if (use.conflict()) return conflict(x);
     s.tag = static_cast<int>(coll_tag_bit | (c.coll_seq++ & (coll_tag_bit - 1)));
@@ -171,6 +185,7 @@ int do_barrier(call &x, weft_comm comm) {
     int alg;
     if (int rc = choose(x, coll_kind::barrier, 0, alg)) return rc;
     coll_barrier_dissemination(*x.s);
+    expect(x, coll_kind::barrier, -1, coll_check_rule::none);
     return launch(x);
 }
 
@@ -199,6 +214,7 @@ int do_bcast(call &x, void *buf, size_t count, weft_datatype type, int root, wef
         coll_bcast_binomial(*x.s, img, bytes, root);
     else if (int rc = coll_bcast_scatter_allgather(*x.s, img, bytes, root))
         return rc;
+    expect(x, coll_kind::bcast, root, coll_check_rule::equal, bytes);
     return launch(x);
 }
 
@@ -233,6 +249,7 @@ int do_reduce(call &x, const void *in, void *out, size_t count, weft_datatype ty
     auto *o = static_cast<char *>(out);
     int rc = alg == 0 ? coll_reduce_binomial(*x.s, static_cast<const char *>(in), o, count, elem, root)
                       : coll_reduce_linear(*x.s, static_cast<const char *>(in), o, count, elem, root);
+    expect(x, coll_kind::reduce, root, coll_check_rule::equal, bytes);
     return rc ? rc : launch(x);
 }
 
@@ -253,6 +270,7 @@ int do_allreduce(call &x, const void *in, void *out, size_t count, weft_datatype
     int rc = alg == 0   ? coll_allreduce_recursive_doubling(*x.s, o, count, elem)
              : alg == 1 ? coll_allreduce_reduce_scatter_allgather(*x.s, o, count, elem)
                         : coll_allreduce_ring(*x.s, o, count, elem);
+    expect(x, coll_kind::allreduce, -1, coll_check_rule::equal, bytes);
     return rc ? rc : launch(x);
 }
 
@@ -351,6 +369,10 @@ int do_gather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype st
     } else {
         coll_gather_linear(*x.s, own, sbytes, out, bytes.data(), offs.data(), root);
     }
+    if (v)
+        expect(x, coll_kind::gatherv, root, coll_check_rule::none);
+    else
+        expect(x, coll_kind::gather, root, coll_check_rule::rooted_block, sbytes, at_root ? bytes[static_cast<size_t>(me)] : 0);
     return launch(x);
 }
 
@@ -404,6 +426,10 @@ int do_scatter(call &x, bool v, const void *sbuf, size_t scount, const size_t *s
     } else {
         coll_scatter_linear(*x.s, in, bytes.data(), offs.data(), own, rbytes, root);
     }
+    if (v)
+        expect(x, coll_kind::scatterv, root, coll_check_rule::none);
+    else
+        expect(x, coll_kind::scatter, root, coll_check_rule::rooted_block, rbytes, at_root ? bytes[static_cast<size_t>(me)] : 0);
     return launch(x);
 }
 
@@ -453,6 +479,10 @@ int do_allgather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype
     } else {
         coll_allgather_ring(*x.s, out, bytes.data(), offs.data());
     }
+    if (v)
+        expect(x, coll_kind::allgatherv, -1, coll_check_rule::none);
+    else
+        expect(x, coll_kind::allgather, -1, coll_check_rule::equal, mine);
     return launch(x);
 }
 
@@ -540,6 +570,10 @@ int do_alltoall(call &x, bool v, const void *sbuf, size_t scount, const size_t *
         coll_alltoall_pairwise(*x.s, in, sbytes.data(), soffs.data(), out, rbytes.data(), roffs.data());
     else
         coll_alltoall_linear(*x.s, in, sbytes.data(), soffs.data(), out, rbytes.data(), roffs.data());
+    if (v)
+        expect(x, coll_kind::alltoallv, -1, coll_check_rule::none);
+    else
+        expect(x, coll_kind::alltoall, -1, coll_check_rule::equal_ab, sbytes.empty() ? 0 : sbytes[0], block);
     return launch(x);
 }
 
@@ -565,6 +599,7 @@ int do_reduce_scatter_block(call &x, const void *in, void *out, size_t count, we
     auto *o = static_cast<char *>(out);
     int rc = alg == 0 ? coll_reduce_scatter_block_pairwise(*x.s, src, o, count, elem)
                       : coll_reduce_scatter_block_ring(*x.s, src, o, count, elem);
+    expect(x, coll_kind::reduce_scatter_block, -1, coll_check_rule::equal, bytes);
     return rc ? rc : launch(x);
 }
 
@@ -583,6 +618,7 @@ int do_scan(call &x, const void *in, void *out, size_t count, weft_datatype type
     if (int rc = choose(x, exclusive ? coll_kind::exscan : coll_kind::scan, 0, alg)) return rc;
     int rc = alg == 0 ? coll_scan_recursive_doubling(*x.s, i, o, count, elem, exclusive)
                       : coll_scan_linear(*x.s, i, o, count, elem, exclusive);
+    expect(x, exclusive ? coll_kind::exscan : coll_kind::scan, -1, coll_check_rule::equal, bytes);
     return rc ? rc : launch(x);
 }
 

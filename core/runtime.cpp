@@ -11,6 +11,7 @@
 #include <cstring>
 #include <thread>
 
+#include "coll_check.hpp"
 #include "comm.hpp"
 #include "stream.hpp"
 #include "enqueue.hpp"
@@ -138,6 +139,9 @@ int read_endpoint_config(runtime &r) {
     if (int rc = read_yield_config()) return rc;
     if (int rc = env_count("WEFT_NUM_VCIS", 1, 1, 64, r.num_implicit)) return rc;
     if (int rc = env_count("WEFT_RESERVED_VCIS", 8, 0, 191, r.num_reserved)) return rc;
+    uint32_t check;
+    if (int rc = env_count("WEFT_COLL_CHECK", 0, 0, 1, check)) return rc;
+    g_coll_check = check != 0;
     const char *cs = std::getenv("WEFT_THREAD_CS");
     if (cs != nullptr && *cs != '\0' && std::strcmp(cs, "global") != 0 && std::strcmp(cs, "vci") != 0)
         return fail(WEFT_ERR_ARG, "WEFT_THREAD_CS='%s' is not one of global|vci", cs);
@@ -148,6 +152,9 @@ int read_endpoint_config(runtime &r) {
 // ones open when a stream first takes them.
 int open_implicit_endpoints(runtime &r) {
     bool multiple = r.thread_level == WEFT_THREAD_MULTIPLE;
+    uint32_t check;
+    if (int rc = env_count("WEFT_COLL_CHECK", 0, 0, 1, check)) return rc;
+    g_coll_check = check != 0;
     const char *cs = std::getenv("WEFT_THREAD_CS");
     bool per_vci = cs != nullptr && std::strcmp(cs, "vci") == 0;
     r.vcis.clear();

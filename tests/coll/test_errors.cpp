@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <initializer_list>
 #include <map>
 
 #include "coll_env.hpp"
@@ -241,6 +242,41 @@ TEST_F(Errors, BcastCountMismatchIsReported) {
             COLL_FAIL("weft_bcast with mismatched counts", "detail \"" + o.detail + "\" lacks \"" + sizes + "\" or the hint");
     }
     still_works("mismatched broadcast counts");
+}
+
+// WEFT_COLL_CHECK=1: mismatched roots, counts and collectives fail on every process with
+// WEFT_ERR_ARG and a detail that shows two processes' arguments; matching calls still work.
+TEST_F(Errors, CheckedMismatches) {
+    const char *on = std::getenv("WEFT_COLL_CHECK");
+    if (on == nullptr || std::string(on) != "1") GTEST_SKIP() << "runs with WEFT_COLL_CHECK=1";
+    if (n < 2) GTEST_SKIP() << "needs 2 processes or more";
+    int buf[2 * 8] = {0}, out[2 * 8] = {0};
+    auto mismatch = [&](const char *what, int rc, const char *fn, std::initializer_list<const char *> words) {
+        outcome o{rc, rc ? detail() : std::string()};
+        expect(o, WEFT_ERR_ARG, fn, what);
+        for (const char *w : words)
+            if (o.detail.find(w) == std::string::npos)
+                COLL_FAIL(std::string(fn) + " with " + what, "detail \"" + o.detail + "\" lacks \"" + w + "\"");
+    };
+    step("bcast with different roots");
+    mismatch("different roots", weft_bcast(buf, 1, WEFT_INT, me == 0 ? 0 : 1, WEFT_COMM_WORLD), "weft_bcast",
+             {"mismatched arguments", "with root 0", "with root 1"});
+    step("bcast with different counts");
+    mismatch("different counts", weft_bcast(buf, me == n - 1 ? 2 : 1, WEFT_INT, 0, WEFT_COMM_WORLD), "weft_bcast",
+             {"4 bytes", "8 bytes"});
+    step("reduce on rank 0, bcast elsewhere");
+    int rc = me == 0 ? weft_reduce(buf, out, 1, WEFT_INT, WEFT_SUM, 0, WEFT_COMM_WORLD)
+                     : weft_bcast(buf, 1, WEFT_INT, 0, WEFT_COMM_WORLD);
+    mismatch("different collectives", rc, me == 0 ? "weft_reduce" : "weft_bcast", {"called weft_reduce", "called weft_bcast"});
+    step("gather with a larger contribution from the last rank");
+    mismatch("different gather counts",
+             weft_gather(buf, me == n - 1 ? 2 : 1, WEFT_INT, out, 1, WEFT_INT, 0, WEFT_COMM_WORLD), "weft_gather",
+             {"8 bytes its own", "4 bytes per process at the root"});
+    step("alltoall with larger blocks on the last rank");
+    size_t k = me == n - 1 ? 2 : 1;
+    mismatch("different alltoall blocks", weft_alltoall(buf, k, WEFT_INT, out, k, WEFT_INT, WEFT_COMM_WORLD),
+             "weft_alltoall", {"blocks of 8 bytes", "blocks of 4 bytes"});
+    still_works("checked mismatches");
 }
 
 // An operation MPI does not define for the datatype: WEFT_ERR_OP on every process, no hang.
