@@ -52,6 +52,7 @@ int first_odd(const std::vector<coll_check_record> &all) {
                 if (all[i].a != r0.a) return static_cast<int>(i);
             break;
         case coll_check_rule::rooted_block: {
+            if (r0.root < 0 || static_cast<size_t>(r0.root) >= all.size()) return 0;
             uint64_t block = all[static_cast<size_t>(r0.root)].b;
             for (size_t i = 0; i < all.size(); ++i)
                 if (all[i].a != block) return static_cast<int>(i);
@@ -76,7 +77,7 @@ int coll_check(comm &c, const char *fn, const coll_check_record &mine) {
     // Compare with a process that agrees with rank 0 where possible (the root for rooted_block).
     int other = odd == 0 ? 1 : 0;
     if (static_cast<coll_check_rule>(all[0].rule) == coll_check_rule::rooted_block && all[0].root >= 0 &&
-        all[0].root != odd)
+        all[0].root < c.size && all[0].root != odd)
         other = all[0].root;
     return fail(WEFT_ERR_ARG, "%s: the processes passed mismatched arguments (WEFT_COLL_CHECK): %s; %s", fn,
                 describe(odd, all[static_cast<size_t>(odd)]).c_str(),
