@@ -22,8 +22,10 @@ mkdir -p "$out/build" "$out/deps"
 
 # The tree without objects or CMake's internals; ctest needs only the CTestTestfile.cmake files.
 tar -C "$build" -c --exclude=CMakeFiles --exclude='*.o' --exclude='*.a' . | tar -C "$out/build" -x
-find "$out/build" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c \
-    'file -b "$1" | grep -q "^ELF" && strip --strip-debug "$1"' _ {} \;
+is_elf() { [ "$(head -c 4 "$1" | tr -d '\177')" = ELF ]; }
+while IFS= read -r f; do
+    is_elf "$f" && strip --strip-debug "$f"
+done < <(find "$out/build" -type f \( -perm -u+x -o -name '*.so*' \))
 echo "$build" >"$out/origin"
 # gtest_discover_tests' ctest files include this CMake module by its absolute path, which the
 # other machine's CMake may not have: ship it and point them at the copy.
@@ -35,7 +37,9 @@ fi
 
 # Dependencies: ldd of every ELF file, less glibc and the driver (the GPU machine has its own).
 skip='^(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux-x86-64|libcuda|libweft.*|libhostq)\.so'
-find "$build/bin" "$build/lib" -type f -exec sh -c 'file -b "$1" | grep -q "^ELF" && ldd "$1"' _ {} \; 2>/dev/null |
+while IFS= read -r f; do
+    is_elf "$f" && ldd "$f" 2>/dev/null
+done < <(find "$build/bin" "$build/lib" -type f) |
     awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u | while read -r lib; do
         base=$(basename "$lib")
         [[ "$base" =~ $skip ]] && continue
