@@ -12,7 +12,7 @@
 //
 // Invariants:
 //  - every put line the client sends fits MPICH's 1024-byte PMI line (bootstrap_pmi1.cpp's
-//    stated contract), and, while no reply has been corrupted, its value field fits vallen_max;
+//    stated contract), and, when the get_maxes reply was honest, its value field fits vallen_max;
 //  - with honest replies and usable limits, open succeeds; a put that succeeded, a fence, and a
 //    get of the same key return exactly the bytes put (hex, chunking and reassembly);
 //  - a get of a key nobody put fails; calls after a failure or finalize do not crash;
@@ -59,7 +59,7 @@ struct fake_server {
     std::map<std::string, std::string> kv;
     std::string in, tail;  // requests not yet answered; the second half of a split reply
     size_t ncmd = 0, garbage_pos = 0;
-    bool closed = false;
+    bool closed = false, maxes_corrupted = false;
     int corrupted = 0, bad_put_line = 0;
 
     void reset(int server_fd, int cfd, script sc) {
@@ -70,7 +70,7 @@ struct fake_server {
         in.clear();
         tail.clear();
         ncmd = garbage_pos = 0;
-        closed = false;
+        closed = maxes_corrupted = false;
         corrupted = bad_put_line = 0;
     }
 
@@ -135,10 +135,10 @@ struct fake_server {
                              s.kvsname.size());
                 ++bad_put_line;
             }
-            // Only against limits the client was told honestly: a corrupted reply (a raw line
-            // from the input, say "cmd=maxes ... vallen_max=100") may announce other limits,
-            // which the client then rightly follows (found by this target).
-            if (corrupted == 0 && s.vallen_max >= 64 &&
+            // Only against limits the client was told honestly: a corrupted get_maxes reply (a
+            // raw line from the input, say "cmd=maxes ... vallen_max=100") announces other
+            // limits, which the client then rightly follows (found by this target).
+            if (!maxes_corrupted && s.vallen_max >= 64 &&
                 field(line, "value").size() >= static_cast<size_t>(s.vallen_max)) {
                 std::fprintf(stderr, "put value of %zu bytes, vallen_max %ld\n", field(line, "value").size(),
                              s.vallen_max);
@@ -147,6 +147,7 @@ struct fake_server {
         }
         uint8_t c = ncmd < s.corruptions.size() ? static_cast<uint8_t>(s.corruptions[ncmd]) : 0;
         ++ncmd;
+        const int corrupted_before = corrupted;
         std::string reply;
         if (cmd == "init") {
             reply = "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n";
@@ -205,6 +206,7 @@ struct fake_server {
                 closed = true;
                 break;
         }
+        if (cmd == "get_maxes" && corrupted != corrupted_before) maxes_corrupted = true;
     }
 };
 
