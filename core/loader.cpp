@@ -47,7 +47,8 @@ size_t fabric_ops_size_for_minor(uint32_t minor) {
         offsetof(weft_fabric_ops_v1_t, ep_peer_failed),  // minor 1: + the global-kernel operations
         offsetof(weft_fabric_ops_v1_t, ep_peer_failed),  // minor 2: queue plugins only
         offsetof(weft_fabric_ops_v1_t, ep_peer_failed),  // minor 3: queue plugins only
-        sizeof(weft_fabric_ops_v1_t),                    // minor 4: + ep_peer_failed, stats
+        offsetof(weft_fabric_ops_v1_t, tag_send_now),    // minor 4: + ep_peer_failed, stats
+        sizeof(weft_fabric_ops_v1_t),                    // minor 5: + tag_send_now
     };
     constexpr uint32_t known = sizeof(sizes) / sizeof(sizes[0]);
     return minor < known ? sizes[minor] : sizeof(weft_fabric_ops_v1_t);

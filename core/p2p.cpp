@@ -297,11 +297,36 @@ inline bool fast_args(weft_comm handle, weft_datatype type, size_t count, const 
 }  // namespace
 }  // namespace weft
 
+namespace weft {
+namespace {
+
+// Sends on endpoint 0 through the fabric's tag_send_now: WEFT_SUCCESS when sent, an error, or
+// 1 when the caller must send through the request path (no tag_send_now, a dead peer's check,
+// or a send the fabric cannot finish now).
+inline int p2p_send_now(comm &c, int dest, int tag, const void *buf, size_t bytes) {
+    vci &v = *c.local[0];
+    if (v.ops->tag_send_now == nullptr || __builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0))
+        return 1;
+    uint64_t bits = match_bits(c.context_id, 0, static_cast<uint32_t>(c.rank), static_cast<uint32_t>(tag));
+    v.enter();
+    weft_fabric_peer_t *peer = nullptr;
+    int rc = comm_peer(c, 0, dest, 0, &peer);
+    if (rc == WEFT_SUCCESS) rc = v.ops->tag_send_now(v.ep, peer, buf, bytes, bits);
+    v.leave();
+    if (rc == WEFT_PLUGIN_OK) return WEFT_SUCCESS;
+    return 1;  // the request path retries it and reports any error in full
+}
+
+}  // namespace
+}  // namespace weft
+
 extern "C" int weft_send(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle) {
     comm *c;
     const datatype *t;
     size_t bytes;
     if (__builtin_expect(fast_args(handle, type, count, buf, dest, tag, c, t, bytes), 1)) {
+        // A send the fabric finishes at once needs no request, completion or wait.
+        if (int rc = p2p_send_now(*c, dest, tag, buf, bytes); rc <= 0) return rc;
         request r;
         r.endpoint = c->local[0];
         p2p_buffer b{buf, count, t, bytes};

@@ -30,7 +30,8 @@
  *   bumps abi_major, and the loader refuses a plugin whose abi_major differs from its own.
  *   A plugin built for a newer minor than the core's loads too: the core uses the part of its
  *   table it knows.  ABI history: 1.0 fabrics; 1.1 global kernels (kernel_*); 1.2 queue
- *   plugins and WEFT_PLUGIN_ERR_NO_DEVICE; 1.3 queue_create / queue_destroy; 1.4 ep_peer_failed and stats. */
+ *   plugins and WEFT_PLUGIN_ERR_NO_DEVICE; 1.3 queue_create / queue_destroy; 1.4
+ *   ep_peer_failed and stats; 1.5 tag_send_now. */
 #ifndef WEFT_PLUGIN_H
 #define WEFT_PLUGIN_H
 
@@ -44,7 +45,7 @@ extern "C" {
 #endif
 
 #define WEFT_PLUGIN_ABI_MAJOR 1
-#define WEFT_PLUGIN_ABI_MINOR 4
+#define WEFT_PLUGIN_ABI_MINOR 5
 
 /* Return codes of plugin operations.  Negative: failure; the core maps them to WEFT_ERR_*. */
 enum {
@@ -287,6 +288,14 @@ typedef struct weft_fabric_ops_v1 {
      * *stats and sets struct_size; write no field beyond it.  Any thread, any time: keep
      * the counters in atomics. */
     int (*stats)(weft_fabric_t *fabric, weft_fabric_stats_t *stats);
+
+    /* ---- ABI minor 5: send completed at once (optional, NULL otherwise) ----
+     * Sends like tag_send only if the fabric can finish the send before returning (buf may be
+     * reused at once): returns WEFT_PLUGIN_OK when sent, with no completion to follow, and
+     * WEFT_PLUGIN_ERR_AGAIN when it cannot finish now, having sent nothing (the caller then
+     * uses tag_send).  Blocking sends of small messages use it to skip the completion. */
+    int (*tag_send_now)(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf,
+                        size_t len, uint64_t tag);
 } weft_fabric_ops_v1_t;
 
 /* ========================================================================= queue plugins ==

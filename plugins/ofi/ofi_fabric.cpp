@@ -333,6 +333,7 @@ const weft_fabric_ops_v1_t ofi_ops = {
     nullptr,          nullptr,             nullptr,           nullptr, /* no global kernels */
     ofi_ep_peer_failed,
     nullptr, /* stats: not kept */
+    ofi_tag_send_now,
 };
 } // namespace
 

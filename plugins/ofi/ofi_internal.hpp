@@ -239,6 +239,8 @@ int ofi_ep_wait_fd(weft_fabric_ep_t *ep, int *fd);
 int ofi_ep_arm(weft_fabric_ep_t *ep);
 int ofi_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
 
+int ofi_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf,
+                     size_t len, uint64_t tag);
 int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
                  uint64_t tag, void *context);
 int ofi_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,

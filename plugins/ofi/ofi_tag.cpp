@@ -65,6 +65,24 @@ void ofi_backlog_flush(weft_fabric_ep *ep)
     }
 }
 
+int ofi_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf,
+                     size_t len, uint64_t tag)
+{
+    if (!ep || !peer)
+        return WEFT_PLUGIN_ERR_INVALID;
+    if (len > ep->fabric->inject_size) /* only an inject is finished when the call returns */
+        return WEFT_PLUGIN_ERR_AGAIN;
+    ofi_ep_guard g(ep);
+    if (__builtin_expect(peer->failed, 0))
+        return WEFT_PLUGIN_ERR_PEER_FAILED;
+    if (ep->backlog_head) /* sends keep their order: this one waits behind the backlog */
+        return WEFT_PLUGIN_ERR_AGAIN;
+    ssize_t ret = fi_tinject(ep->ep, buf, len, peer->addr, tag);
+    if (__builtin_expect(ret == 0, 1))
+        return WEFT_PLUGIN_OK;
+    return ret == -FI_EAGAIN ? WEFT_PLUGIN_ERR_AGAIN : ofi_errno_to_plugin(static_cast<int>(ret));
+}
+
 int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
                  uint64_t tag, void *context)
 {

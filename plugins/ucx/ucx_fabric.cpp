@@ -256,6 +256,7 @@ const weft_fabric_ops_v1_t ucx_ops = {
     nullptr,          nullptr,             nullptr,           nullptr, /* no global kernels */
     ucx_ep_peer_failed,
     nullptr, /* stats: not kept */
+    ucx_tag_send_now,
 };
 } // namespace
 

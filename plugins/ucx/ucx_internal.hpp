@@ -81,6 +81,7 @@ struct weft_fabric_ep {
     /* Parameters of every tagged send and receive, filled once at ep_open (UCX only reads
      * them): posting copies nothing. */
     ucp_request_param_t send_param;
+    ucp_request_param_t send_now_param; /* FORCE_IMM_CMPL: tag_send_now */
     ucp_request_param_t recv_param;
     weft_fabric_peer *peers; /* connections still open, force-closed by ep_close */
     weft_fabric_peer *zombies; /* disconnected, but UCX still owes send callbacks naming them */
@@ -220,6 +221,8 @@ int ucx_ep_wait_fd(weft_fabric_ep_t *ep, int *fd);
 int ucx_ep_arm(weft_fabric_ep_t *ep);
 int ucx_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
 
+int ucx_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
+                     uint64_t tag);
 int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
                  uint64_t tag, void *context);
 int ucx_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,

@@ -76,6 +76,8 @@ void ucx_tag_params_init(weft_fabric_ep_t *ep)
     ep->send_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     ep->send_param.cb.send = ucx_send_done;
     ep->send_param.user_data = ep;
+    /* UCX sends only what it can finish now and returns UCS_ERR_NO_RESOURCE otherwise. */
+    ep->send_now_param.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
     /* UCX 1.13 leaves recv_info unset when a receive completes at once, so ask for the
      * callback always (NO_IMM_CMPL): it runs inside ucp_tag_recv_nbx for a message that
      * had already arrived, and ucx_tag_recv delivers that completion itself, inline. */
@@ -127,6 +129,54 @@ __attribute__((noinline)) int ucx_tag_send_locked(weft_fabric_ep_t *ep, weft_fab
 }
 
 } // namespace
+
+namespace {
+
+/* tag_send_now's answer to what ucp_tag_send_nbx returned under FORCE_IMM_CMPL. */
+int ucx_send_now_result(weft_fabric_ep_t *ep, ucs_status_ptr_t sp)
+{
+    if (sp == nullptr)
+        return WEFT_PLUGIN_OK;
+    if (UCS_PTR_IS_PTR(sp)) { /* FORCE_IMM_CMPL never posts; should UCX do so, finish it */
+        ucx_ep_guard g(ep);
+        while (ucp_request_check_status(sp) == UCS_INPROGRESS)
+            ucp_worker_progress(ep->worker);
+        ucp_request_free(sp);
+        return WEFT_PLUGIN_OK;
+    }
+    ucs_status_t st = UCS_PTR_STATUS(sp);
+    return st == UCS_ERR_NO_RESOURCE ? WEFT_PLUGIN_ERR_AGAIN : ucx_status_to_plugin(st);
+}
+
+__attribute__((noinline)) int ucx_tag_send_now_locked(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer,
+                                                      const void *buf, size_t len, uint64_t tag)
+{
+    ucs_status_ptr_t sp;
+    {
+        std::lock_guard<std::mutex> g(ep->lock);
+        if (peer->failed)
+            return WEFT_PLUGIN_ERR_PEER_FAILED;
+        sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &ep->send_now_param);
+    }
+    return ucx_send_now_result(ep, sp);
+}
+
+} // namespace
+
+int ucx_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
+                     uint64_t tag)
+{
+    if (ucs_unlikely(!ep || !peer))
+        return WEFT_PLUGIN_ERR_INVALID;
+    if (ucs_unlikely(!ep->serial))
+        return ucx_tag_send_now_locked(ep, peer, buf, len, tag);
+    if (ucs_unlikely(peer->failed)) /* ep_peer_failed: its uep may be gone */
+        return WEFT_PLUGIN_ERR_PEER_FAILED;
+    ucs_status_ptr_t sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &ep->send_now_param);
+    if (ucs_likely(sp == nullptr))
+        return WEFT_PLUGIN_OK;
+    return ucx_send_now_result(ep, sp);
+}
 
 int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
                  uint64_t tag, void *context)
