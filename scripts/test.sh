@@ -35,6 +35,7 @@ bash "$root/scripts/build.sh" "$root/build-tsan" -DWEFT_SANITIZE=thread -DWEFT_S
   -DWEFT_BUILD_BENCH=OFF "-DWEFT_TEST_DIRS=p2p;streams;coll;pgas;galapagos;hostq;enqueue;conformance;soak;failure" >/dev/null
 echo "== ctest under TSan"
 # UCX's memory hooks (mmap/munmap interception) crash under TSan's own interceptors.
+# tests/tsan-ucx.supp hides one UCX race at exit (libucs destroys a lock its async thread uses).
 # TSan slows the threaded suites several-fold: WEFT_TEST_TIME_SCALE stretches their watchdogs,
 # and the suites run one at a time.
 # The .ofi variants are left out here: with libfabric 1.17 loaded, TSan now and then reports the
@@ -51,7 +52,7 @@ echo "== ctest under TSan"
 # purpose (to check that debug builds detect it), which is exactly a data race; TSan reported it
 # once (weft_isend against weft_wait on the stream's request pool) when the two calls did not
 # overlap closely enough for the check to fire.  It runs in the plain and ASan phases.
-(cd "$root/build-tsan" && UCX_MEM_EVENTS=no WEFT_TEST_TIME_SCALE=3 WEFT_TEST_RTT_BOUND_US=8000 \
+(cd "$root/build-tsan" && TSAN_OPTIONS="suppressions=$root/tests/tsan-ucx.supp" UCX_MEM_EVENTS=no WEFT_TEST_TIME_SCALE=3 WEFT_TEST_RTT_BOUND_US=8000 \
   ctest --output-on-failure --timeout 300 -j1 \
     -R '^streams|^coll[.]threads|^pgas[.](multiplex|progress_thread)|^galapagos[.](hostile|gascore)|^enqueue|^hostq_|^conformance[.]queue[.]hostq$|^soak[.]short|^failure[.]' \
     -E '[.]ofi$|^streams[.]concurrent_use$')
