@@ -77,6 +77,9 @@ struct gal_unexp {
     size_t capacity;           /* bytes allocated: grows with what arrives, not what is announced */
     uint8_t *data;
     gal_op *recv;              /* a receive attached while the message was still arriving */
+    bool reading;              /* a connection's reader still holds it (gal_rx::unexp): only
+                                * the reader may free it, even when all bytes are in (an
+                                * empty message is whole before its reader is done) */
 };
 
 struct gal_op_chunk {

@@ -151,6 +151,7 @@ void gal_deliver_begin_locked(weft_fabric_ep *ep, uint64_t tag, size_t length, g
     u->length = length;
     u->capacity = first;
     u->data = data;
+    u->reading = true;
     fifo_push(ep->unexp_head, ep->unexp_tail, u);
     rx.unexp = u;
     gal_ep_wake_locked(ep); /* a waiting thread may want to probe or post for it */
@@ -225,6 +226,7 @@ void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n)
     }
     if (rx.arrived == rx.length) {
         rx.active = false;
+        u->reading = false;
         if (u->recv) {
             unexp_unlink(ep, u);
             recv_finish(u->recv);
@@ -286,7 +288,7 @@ int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
             op->msg_tag = u->tag;
             op->msg_length = u->length;
             recv_copy(op, 0, u->data, u->arrived);
-            if (u->arrived == u->length) { /* whole: off the queue, complete now */
+            if (!u->reading) { /* whole and its reader done: off the queue, complete now */
                 unexp_remove(ep, prev, u);
                 std::free(u->data);
                 std::free(u);
