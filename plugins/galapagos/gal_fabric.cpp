@@ -453,6 +453,7 @@ const weft_fabric_ops_v1_t gal_ops = {
     gal_kernel_table, gal_kernel_bind, gal_kernel_unbind, gal_kernel_send,
     gal_ep_peer_failed,
     gal_stats,
+    nullptr, /* tag_send_now: not provided (optional); the core sends through tag_send */
 };
 
 } // namespace
