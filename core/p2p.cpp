@@ -389,6 +389,23 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
     vci &v = *c.local[0];
     stream *s = c.local_streams[0];
     v.enter();
+    if constexpr (is_send) {
+        // A send the fabric finishes at once gets the endpoint's lightweight request: nothing
+        // to allocate, complete or release.  Anything else (no tag_send_now, a dead peer's
+        // check, a full queue, an error) takes the request path below, which reports it.
+        weft_request done = v.requests.done_send_handle();
+        weft_fabric_peer_t *p = nullptr;
+        if (v.ops->tag_send_now != nullptr && done != WEFT_REQUEST_NULL &&
+            __builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) == 0, 1) &&
+            comm_peer(c, 0, peer, 0, &p) == WEFT_SUCCESS &&
+            v.ops->tag_send_now(v.ep, p, buf, bytes,
+                                match_bits(c.context_id, 0, static_cast<uint32_t>(c.rank), static_cast<uint32_t>(tag))) ==
+                WEFT_PLUGIN_OK) {
+            v.leave();
+            *handle = done;
+            return WEFT_SUCCESS;
+        }
+    }
     request *r = v.requests.alloc(handle);
     if (__builtin_expect(r == nullptr, 0)) {
         v.leave();

@@ -69,7 +69,7 @@ int request_finish(request &r, weft_status *status) {
 
 std::atomic<request_pool *> g_request_pools[1u << 12];
 
-request_pool::request_pool(uint32_t vci_index) : vci_index_(vci_index) {
+request_pool::request_pool(uint32_t vci_index, vci *owner) : vci_index_(vci_index), owner_(owner) {
     if (vci_index_ < request_pool_max)
         g_request_pools[request_pool_key(vci_index_)].store(this, std::memory_order_release);
 }
@@ -96,6 +96,15 @@ request *request_pool::grow() {
         r.handle = handle_make(handle_kind::request, vci_index_, base + i);
         r.next_free = head;
         head = &r;
+    }
+    if (base == 0) {  // slot 0: the lightweight request of sends finished at once
+        request &lw = c[0];
+        lw.lightweight = true;
+        lw.in_use = true;
+        lw.op = request::kind::send;
+        lw.complete.store(true, std::memory_order_relaxed);
+        lw.endpoint = owner_;
+        lw.handle = handle_make(handle_kind::request, vci_index_, 0);
     }
     chunks_[first / chunk].store(c, std::memory_order_release);
     free_ = head;

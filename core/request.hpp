@@ -24,6 +24,9 @@ struct request {
     std::atomic<bool> complete{false};
     kind op = kind::send;
     bool in_use = false;
+    // The endpoint's shared request for sends the fabric finished at once (request_pool::
+    // done_send_handle): complete from the start, read by any thread, never released.
+    bool lightweight = false;
     int fabric_status = WEFT_PLUGIN_OK;
     uint64_t msg_tag = 0;
     size_t msg_bytes = 0;
@@ -97,7 +100,7 @@ constexpr weft_request request_next_generation(weft_request h) {
 // Free requests form an intrusive LIFO list; each request's handle is computed when released.
 class request_pool {
   public:
-    explicit request_pool(uint32_t vci_index);
+    request_pool(uint32_t vci_index, vci *owner);
     ~request_pool();
     request_pool(const request_pool &) = delete;
     request_pool &operator=(const request_pool &) = delete;
@@ -122,8 +125,18 @@ class request_pool {
         r->next_free = free_;
         free_ = r;
     }
+    // The handle of the endpoint's lightweight request, for a send the fabric finished before
+    // returning (tag_send_now): it is born complete and shared by all such sends, so they
+    // allocate, complete and release nothing (MPICH's lightweight requests do the same).  It
+    // is slot 0 of the first chunk, which no other request uses; WEFT_REQUEST_NULL until that
+    // chunk exists (then the caller takes the ordinary path, which makes it).
+    weft_request done_send_handle() const {
+        request *c = chunks_[0].load(std::memory_order_relaxed);
+        return c != nullptr ? c[0].handle : WEFT_REQUEST_NULL;
+    }
+
     // May run on any thread (wait/test validate handles before taking the endpoint): chunks
-    // are published once (release) and never move.  Slot 0 is never in use.
+    // are published once (release) and never move.  Slot 0 is the lightweight request.
     request *lookup(weft_request handle) const {
         uint32_t slot = static_cast<uint32_t>(handle) & request_slot_mask;
         request *c = chunks_[slot / chunk].load(std::memory_order_acquire);
@@ -156,7 +169,8 @@ class request_pool {
     // Adds a chunk of requests to the free list; nullptr when all slots are used.
     request *grow();
     uint32_t vci_index_;
-    uint32_t size_ = 1;  // slots made; slot 0 is never handed out: 0 is WEFT_REQUEST_NULL
+    vci *owner_;
+    uint32_t size_ = 1;  // slots made; slot 0 is never allocated (the lightweight request)
     request *free_ = nullptr;
     std::array<std::atomic<request *>, max_slots / chunk> chunks_{};  // owned (new[])
 };
@@ -164,6 +178,7 @@ class request_pool {
 // Returns r to its endpoint's pool and decrements its pending counters (caller holds the
 // endpoint).
 inline void request_release(request &r) {
+    if (__builtin_expect(r.lightweight, 0)) return;  // shared, and never taken from the pool
     if (r.comm_pending != nullptr) --*r.comm_pending;
     if (r.stream_pending != nullptr) --*r.stream_pending;
     r.comm_pending = r.stream_pending = nullptr;

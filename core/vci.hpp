@@ -57,7 +57,7 @@ struct vci {
     };
     std::vector<orphan> coll_orphans;
 
-    explicit vci(uint32_t i) : index(i), requests(i) {}
+    explicit vci(uint32_t i) : index(i), requests(i, this) {}
 
     void enter() {
         if (locking) cs->lock();

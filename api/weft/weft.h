@@ -282,6 +282,10 @@ WEFT_API int weft_send(const void *buf, size_t count, weft_datatype datatype, in
                        weft_comm comm);
 WEFT_API int weft_recv(void *buf, size_t count, weft_datatype datatype, int source, int tag,
                        weft_comm comm, weft_status *status);
+/* A small send that the fabric finished before weft_isend returned gets a request handle
+ * shared by every such send on its endpoint (MPICH's lightweight requests do the same): it is
+ * complete already, and a wait or test still retires it and sets the handle to
+ * WEFT_REQUEST_NULL.  So two pending handles may be equal: do not key anything on them. */
 WEFT_API int weft_isend(const void *buf, size_t count, weft_datatype datatype, int dest, int tag,
                         weft_comm comm, weft_request *request);
 WEFT_API int weft_irecv(void *buf, size_t count, weft_datatype datatype, int source, int tag,

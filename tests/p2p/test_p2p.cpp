@@ -164,6 +164,46 @@ TEST_F(P2P, ManySmallMessagesWithWindow) {
     }
 }
 
+// Small sends that the fabric finishes inside weft_isend share one request that is complete
+// from the start (MPICH's lightweight requests): every call that completes a send must accept
+// it, give a send's status, and set the handle to WEFT_REQUEST_NULL, while the receives on the
+// same endpoint keep requests of their own.
+TEST_F(P2P, SendsFinishedAtOnceCompleteThroughEveryCall) {
+    constexpr int n = 200;
+    int next = (rank() + 1) % size(), prev = (rank() + size() - 1) % size();
+    std::vector<int> in(n, -1), out(n);
+    std::vector<weft_request> rreq(n), sreq(n);
+    for (int i = 0; i < n; ++i) ASSERT_EQ(weft_irecv(&in[i], 1, WEFT_INT, prev, 21, WEFT_COMM_WORLD, &rreq[i]), 0);
+    for (int i = 0; i < n; ++i) {
+        out[i] = i * 7 + rank();
+        ASSERT_EQ(weft_isend(&out[i], 1, WEFT_INT, next, 21, WEFT_COMM_WORLD, &sreq[i]), 0);
+        ASSERT_NE(sreq[i], WEFT_REQUEST_NULL);
+    }
+    EXPECT_EQ(weft_cancel(&sreq[0]), WEFT_ERR_UNSUPPORTED);  // as for any send
+    weft_status st;
+    for (int i = 0; i < n / 4; ++i) {
+        ASSERT_EQ(weft_wait(&sreq[i], &st), 0);
+        EXPECT_EQ(st.error, 0);
+        size_t count = 1;
+        EXPECT_EQ(weft_get_count(&st, WEFT_BYTE, &count), 0);
+        EXPECT_EQ(count, 0u);  // a send's status carries no received bytes
+        EXPECT_EQ(sreq[i], WEFT_REQUEST_NULL);
+    }
+    for (int i = n / 4; i < n / 2; ++i) {
+        int flag = 0;
+        while (!flag) ASSERT_EQ(weft_test(&sreq[i], &flag, WEFT_STATUS_IGNORE), 0);
+        EXPECT_EQ(sreq[i], WEFT_REQUEST_NULL);
+    }
+    std::vector<weft_status> sts(n / 2);
+    ASSERT_EQ(weft_waitall(n / 2, &sreq[n / 2], sts.data()), 0);
+    for (int i = n / 2; i < n; ++i) {
+        EXPECT_EQ(sreq[i], WEFT_REQUEST_NULL);
+        EXPECT_EQ(sts[i - n / 2].error, 0);
+    }
+    ASSERT_EQ(weft_waitall(n, rreq.data(), WEFT_STATUSES_IGNORE), 0);
+    for (int i = 0; i < n; ++i) ASSERT_EQ(in[i], i * 7 + prev) << "message " << i;
+}
+
 TEST_F(P2P, ProbeThenReceive) {
     if (size() < 2) GTEST_SKIP() << "needs 2 processes";
     if (rank() == 1) {
