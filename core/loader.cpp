@@ -49,6 +49,7 @@ size_t fabric_ops_size_for_minor(uint32_t minor) {
         offsetof(weft_fabric_ops_v1_t, ep_peer_failed),  // minor 3: queue plugins only
         offsetof(weft_fabric_ops_v1_t, tag_send_now),    // minor 4: + ep_peer_failed, stats
         sizeof(weft_fabric_ops_v1_t),                    // minor 5: + tag_send_now
+        sizeof(weft_fabric_ops_v1_t),                    // minor 6: ep attr context_space
     };
     constexpr uint32_t known = sizeof(sizes) / sizeof(sizes[0]);
     return minor < known ? sizes[minor] : sizeof(weft_fabric_ops_v1_t);

@@ -19,7 +19,14 @@ struct comm;
 struct coll_sched;
 class request_pool;
 
+// Bytes at the start of every request that the fabric may use while it holds the operation
+// (weft_fabric_ep_attr_t::context_space), so that a receive allocates nothing in the fabric
+// either: UCX 1.13 keeps a request there (its 272-byte ucp_request_t and the plugin's
+// 64-byte state); the rest is headroom for UCX versions with a larger request.
+constexpr size_t request_fabric_space = 384;
+
 struct request {
+    alignas(64) unsigned char fabric_space[request_fabric_space];  // first: the context points here
     enum class kind : uint8_t { send, recv, done, coll };  // done: completed at post (PROC_NULL)
     std::atomic<bool> complete{false};
     kind op = kind::send;

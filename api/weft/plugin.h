@@ -31,7 +31,7 @@
  *   A plugin built for a newer minor than the core's loads too: the core uses the part of its
  *   table it knows.  ABI history: 1.0 fabrics; 1.1 global kernels (kernel_*); 1.2 queue
  *   plugins and WEFT_PLUGIN_ERR_NO_DEVICE; 1.3 queue_create / queue_destroy; 1.4
- *   ep_peer_failed and stats; 1.5 tag_send_now. */
+ *   ep_peer_failed and stats; 1.5 tag_send_now; 1.6 weft_fabric_ep_attr_t.context_space. */
 #ifndef WEFT_PLUGIN_H
 #define WEFT_PLUGIN_H
 
@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define WEFT_PLUGIN_ABI_MAJOR 1
-#define WEFT_PLUGIN_ABI_MINOR 5
+#define WEFT_PLUGIN_ABI_MINOR 6
 
 /* Return codes of plugin operations.  Negative: failure; the core maps them to WEFT_ERR_*. */
 enum {
@@ -195,7 +195,19 @@ typedef struct weft_fabric_ep_attr {
      * plugin may open its resources in single-threaded mode (UCS_THREAD_MODE_SINGLE, ...). */
     int serial;
     weft_fabric_complete_fn complete;
+    /* ABI minor 6 (absent, so 0, when struct_size is WEFT_FABRIC_EP_ATTR_SIZE_V1_0): every
+     * context the core passes to tag_send and tag_recv on this endpoint points to this many
+     * bytes, 64-byte aligned, that belong to the fabric from the posting call until the
+     * operation's completion has been delivered (complete() was called for it).  A fabric
+     * may keep its per-operation state there instead of allocating it (libfabric's
+     * FI_CONTEXT2 does the same with 32 bytes).  The bytes are not initialized, and the core
+     * may reuse them as soon as complete() returns. */
+    size_t context_space;
 } weft_fabric_ep_attr_t;
+
+/* The size of weft_fabric_ep_attr_t before ABI minor 6: plugins accept any struct_size from
+ * this one up, and read context_space only when struct_size covers it. */
+#define WEFT_FABRIC_EP_ATTR_SIZE_V1_0 offsetof(weft_fabric_ep_attr_t, context_space)
 
 typedef struct weft_fabric_ops_v1 {
     /* Open the fabric (once per process, at weft_init; host stays valid until finalize).  On
@@ -293,7 +305,8 @@ typedef struct weft_fabric_ops_v1 {
      * Sends like tag_send only if the fabric can finish the send before returning (buf may be
      * reused at once): returns WEFT_PLUGIN_OK when sent, with no completion to follow, and
      * WEFT_PLUGIN_ERR_AGAIN when it cannot finish now, having sent nothing (the caller then
-     * uses tag_send).  Blocking sends of small messages use it to skip the completion. */
+     * uses tag_send), so that it never overtakes a send queued before it.  Blocking sends and
+     * weft_isend of small messages use it to skip the request and its completion. */
     int (*tag_send_now)(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf,
                         size_t len, uint64_t tag);
 } weft_fabric_ops_v1_t;

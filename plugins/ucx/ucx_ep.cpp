@@ -163,9 +163,13 @@ void ucx_keep_forever(weft_fabric_ep *ep)
 
 int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **out)
 {
-    if (!fabric || !attr || !out || attr->struct_size < sizeof(weft_fabric_ep_attr_t) ||
+    if (!fabric || !attr || !out || attr->struct_size < WEFT_FABRIC_EP_ATTR_SIZE_V1_0 ||
         !attr->complete)
         return WEFT_PLUGIN_ERR_INVALID;
+    size_t context_space = attr->struct_size >= offsetof(weft_fabric_ep_attr_t, context_space) +
+                                                    sizeof(attr->context_space)
+                               ? attr->context_space
+                               : 0;
     *out = nullptr;
     auto *ep = new (std::nothrow) weft_fabric_ep();
     if (!ep)
@@ -173,6 +177,12 @@ int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_f
     ep->fabric = fabric;
     ep->complete = attr->complete;
     ep->serial = attr->serial != 0;
+    /* UCX's request at the start of the context, our state after it (UCX wants request_size
+     * bytes before the pointer it is given); the context is 64-byte aligned, and UCX's
+     * request size keeps ucx_req aligned. */
+    size_t rsz = fabric->request_size;
+    if (rsz != 0 && rsz % alignof(ucx_req) == 0 && rsz + sizeof(ucx_req) <= context_space)
+        ep->ureq_offset = rsz;
     ucx_tag_params_init(ep);
 
     ucp_worker_params_t wp{};
@@ -426,7 +436,7 @@ __attribute__((noinline)) int ucx_ep_deliver_queued(weft_fabric_ep_t *ep, int n)
             if (ucs_unlikely(req->orphaned))
                 ucp_request_release(req);
             else
-                ucp_request_free(req);
+                ucx_req_free(req);
         }
         ep->complete(context, &c);
         ++n;

@@ -177,10 +177,12 @@ int ucx_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, 
 
     fabric->flags = WEFT_FABRIC_CAP_WAIT_FD | WEFT_FABRIC_CAP_THREAD_SAFE;
     ucp_context_attr_t attr{};
-    attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
-    if (ucp_context_query(fabric->context, &attr) == UCS_OK &&
-        (attr.memory_types & ~UCS_BIT(UCS_MEMORY_TYPE_HOST)) != 0)
-        fabric->flags |= WEFT_FABRIC_CAP_DEVICE_MEMORY;
+    attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES | UCP_ATTR_FIELD_REQUEST_SIZE;
+    if (ucp_context_query(fabric->context, &attr) == UCS_OK) {
+        if ((attr.memory_types & ~UCS_BIT(UCS_MEMORY_TYPE_HOST)) != 0)
+            fabric->flags |= WEFT_FABRIC_CAP_DEVICE_MEMORY;
+        fabric->request_size = attr.request_size;
+    }
 
     ucx_log(fabric, WEFT_LOG_INFO, "UCX %s opened%s, error mode %s", ucp_get_version_string(),
             (fabric->flags & WEFT_FABRIC_CAP_DEVICE_MEMORY) ? " (device memory)" : "",

@@ -10,8 +10,11 @@
 #include <cstdint>
 #include <mutex>
 
-/* Per-operation state, kept in the memory UCX reserves before each request (request_size),
- * so posting an operation allocates nothing. */
+/* Per-operation state, kept right after UCX's request: either in UCX's request pool (UCX
+ * reserves request_size bytes per request), or, for receives on an endpoint whose core gives
+ * context space (weft_fabric_ep_attr_t::context_space), in the core's context itself, with
+ * UCX's request before it (UCP_OP_ATTR_FIELD_REQUEST).  Either way posting allocates
+ * nothing; the second also spares UCX's pool and keeps one operation's state together. */
 struct ucx_req {
     void *context;          /* the core's context, given back in complete() */
     weft_fabric_peer *peer; /* sends: the connection, for its pending-send count */
@@ -24,7 +27,15 @@ struct ucx_req {
     /* A send that ep_close completed itself (CANCELED) and released to UCX while UCX still
      * held it: the UCX callback, if it ever runs, must ignore it. */
     int orphaned;
+    int user_mem;           /* in the core's context space: never given back to UCX */
 };
+
+/* Returns a finished request's memory to UCX, unless it is the core's. */
+inline void ucx_req_free(ucx_req *req)
+{
+    if (!req->user_mem)
+        ucp_request_free(req);
+}
 
 struct weft_fabric {
     const weft_plugin_host_t *host;
@@ -37,6 +48,7 @@ struct weft_fabric {
     std::mutex lock;         /* the endpoint list: endpoints open/close from any thread */
     weft_fabric_ep *eps;
     size_t kept_workers;     /* workers kept at ep_close (sends in flight): no ucp_cleanup */
+    size_t request_size;     /* UCX's ucp_request_t (ucp_context_query), 0 when unknown */
 };
 
 struct weft_fabric_peer {
@@ -83,6 +95,10 @@ struct weft_fabric_ep {
     ucp_request_param_t send_param;
     ucp_request_param_t send_now_param; /* FORCE_IMM_CMPL: tag_send_now */
     ucp_request_param_t recv_param;
+    /* Receives keep UCX's request and their ucx_req in the core's context: the ucx_req sits
+     * this many bytes into it, after UCX's request.  0: the core gives no (or too little)
+     * context space, and receives use UCX's pool. */
+    size_t ureq_offset;
     weft_fabric_peer *peers; /* connections still open, force-closed by ep_close */
     weft_fabric_peer *zombies; /* disconnected, but UCX still owes send callbacks naming them */
     /* Sends completed as CANCELED by a close while UCX still held them (ucx_req::orphaned)

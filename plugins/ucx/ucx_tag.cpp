@@ -58,7 +58,7 @@ void ucx_recv_done(void *request, ucs_status_t status, const ucp_tag_recv_info_t
     ucx_posted_unlink(ep, req);
     if (ep->direct && !ep->posting) { /* inside ep_progress, not inside a post from complete() */
         void *context = req->context;
-        ucp_request_free(req);
+        ucx_req_free(req);
         ep->complete(context, &c);
         ++ep->delivered;
         return;
@@ -85,6 +85,8 @@ void ucx_tag_params_init(weft_fabric_ep_t *ep)
         UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
     ep->recv_param.cb.recv = ucx_recv_done;
     ep->recv_param.user_data = ep;
+    if (ep->ureq_offset != 0) /* the request memory is the core's context (ucx_tag_recv_post) */
+        ep->recv_param.op_attr_mask |= UCP_OP_ATTR_FIELD_REQUEST;
 }
 
 namespace {
@@ -215,6 +217,13 @@ inline __attribute__((always_inline)) int ucx_tag_recv_post(weft_fabric_ep_t *ep
                                                             uint64_t ignore, void *context,
                                                             weft_fabric_completion_t *c)
 {
+    if (ep->ureq_offset != 0) {
+        auto *own = reinterpret_cast<ucx_req *>(static_cast<char *>(context) + ep->ureq_offset);
+        own->user_mem = 1;
+        own->orphaned = 0;
+        own->posted = 0;
+        ep->recv_param.request = own;
+    }
     ep->posting = 1;
     /* UCX's mask names the bits that must match; ours names the bits to ignore. */
     ucs_status_ptr_t sp = ucp_tag_recv_nbx(ep->worker, buf, len, tag, ~ignore, &ep->recv_param);
@@ -250,7 +259,7 @@ inline __attribute__((always_inline)) int ucx_tag_recv_post(weft_fabric_ep_t *ep
         return WEFT_PLUGIN_OK;
     }
     *c = {now->status, now->tag, now->length};
-    ucp_request_free(now);
+    ucx_req_free(now);
     return 1;
 }
 

@@ -193,7 +193,7 @@ struct harness {
     bool open_ep() {
         for (auto &e : eps) {
             if (e.ep) continue;
-            weft_fabric_ep_attr_t attr{sizeof attr, 1, on_complete};
+            weft_fabric_ep_attr_t attr{sizeof attr, 1, on_complete, 0};
             weft_fabric_ep_t *ep = nullptr;
             FUZZ_CHECK(gal_ep_open(g_fabric, &attr, &ep) == WEFT_PLUGIN_OK && ep);
             e.ep = ep;

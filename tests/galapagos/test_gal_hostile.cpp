@@ -80,7 +80,7 @@ protected:
         ops_ = static_cast<const weft_fabric_ops_v1_t *>(desc->ops);
         char why[256] = "";
         ASSERT_EQ(ops_->init(&host, &fabric_, why, sizeof why), WEFT_PLUGIN_OK) << why;
-        weft_fabric_ep_attr_t attr{sizeof attr, 1, on_complete};
+        weft_fabric_ep_attr_t attr{sizeof attr, 1, on_complete, 0};
         ASSERT_EQ(ops_->ep_open(fabric_, &attr, &a_), WEFT_PLUGIN_OK);
         ASSERT_EQ(ops_->ep_open(fabric_, &attr, &b_), WEFT_PLUGIN_OK);
         size_t len = sizeof b_address_;

@@ -39,6 +39,9 @@ const char usage_text[] =
     "  --np N              processes of the fabric's multi-process part (2)\n"
     "  --no-multiprocess   leave out the multi-process part (run through weftrun)\n"
     "  --mp-timeout S      end the multi-process part after S seconds (120)\n"
+    "  --context-space N   bytes of context space offered to the fabric's endpoints\n"
+    "                      (weft_fabric_ep_attr_t::context_space; 0..512, default 384 as\n"
+    "                      the Weft core gives; 0 as a core older than ABI 1.6)\n"
     "  --verbose           GoogleTest's own output as well as the one-line results\n"
     "  --list              list the tests that would run, and exit\n"
     "  -h, --help          this text (--gtest_help: GoogleTest's options)\n"
@@ -278,6 +281,12 @@ int main(int argc, char **argv)
         } else if ((r = value_of("--mp-timeout"))) {
             if (r < 0 || !parse_int(val, 1, 86400, mp.timeout_s))
                 return usage_error("--mp-timeout needs a number of seconds >= 1");
+        } else if ((r = value_of("--context-space"))) {
+            int n = 0;
+            if (r < 0 || !parse_int(val, 0, static_cast<int>(conformance::kOpContextSpace), n))
+                return usage_error("--context-space needs a number of bytes between 0 and " +
+                                   std::to_string(conformance::kOpContextSpace));
+            conformance::g_context_space = static_cast<size_t>(n);
         } else if (arg == "--no-multiprocess") {
             multiprocess = false;
         } else if (arg == "--verbose") {

@@ -189,7 +189,7 @@ void FabricTest::TearDown()
 Endpoint FabricTest::open_endpoint(int serial)
 {
     Endpoint e;
-    weft_fabric_ep_attr_t attr{sizeof(attr), serial, complete_record};
+    weft_fabric_ep_attr_t attr{sizeof(attr), serial, complete_record, g_context_space};
     int rc = ops().ep_open(fabric_, &attr, &e.ep);
     EXPECT_EQ(rc, WEFT_PLUGIN_OK) << "ep_open";
     if (rc != WEFT_PLUGIN_OK)
@@ -258,7 +258,15 @@ int FabricTest::disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer,
     return rc;
 }
 
-Op &FabricTest::new_op() { return ops_.emplace_back(); }
+size_t g_context_space = 384;
+
+Op &FabricTest::new_op()
+{
+    Op &op = ops_.emplace_back();
+    /* Not zeroed: the contract promises the fabric nothing about these bytes. */
+    memset(op.fabric_space, 0xA5, sizeof(op.fabric_space));
+    return op;
+}
 
 int FabricTest::send(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf,
                      size_t len, uint64_t tag, Op &op)

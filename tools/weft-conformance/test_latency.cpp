@@ -25,7 +25,7 @@ TEST_F(Latency, PingPongEightBytes)
     const int iters = env ? atoi(env) : 20000, warmup = iters / 10;
     /* Fresh endpoints whose completion just bumps a counter: measures the plugin, not the
      * harness's bookkeeping. */
-    weft_fabric_ep_attr_t attr{sizeof(attr), 1, flag_complete};
+    weft_fabric_ep_attr_t attr{sizeof(attr), 1, flag_complete, 0}; /* Flag has no space */
     weft_fabric_ep_t *p = nullptr, *q = nullptr;
     ASSERT_EQ(ops().ep_open(fabric_, &attr, &p), WEFT_PLUGIN_OK);
     ASSERT_EQ(ops().ep_open(fabric_, &attr, &q), WEFT_PLUGIN_OK);
