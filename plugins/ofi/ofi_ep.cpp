@@ -257,7 +257,7 @@ void ofi_ep_resources_close(weft_fabric_ep *ep)
 
 int ofi_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **out)
 {
-    if (!fabric || !attr || !out || attr->struct_size < sizeof(weft_fabric_ep_attr_t) ||
+    if (!fabric || !attr || !out || attr->struct_size < WEFT_FABRIC_EP_ATTR_SIZE_V1_0 ||
         !attr->complete)
         return WEFT_PLUGIN_ERR_INVALID;
     *out = nullptr;
