@@ -35,6 +35,7 @@ __attribute__((always_inline)) inline int post_send(comm &c, size_t li, int dest
             return fail(WEFT_ERR_NO_MEM, "send: cannot allocate %zu bytes to pack a derived datatype", b.bytes);
         datatype_pack(*b.type, b.buf, b.count, r.staging);
         data = r.staging;
+        r.extras = true;
     }
     vci &v = *c.local[li];
     uint64_t bits = match_bits(ctx, static_cast<uint32_t>(li), static_cast<uint32_t>(c.rank), static_cast<uint32_t>(tag));
@@ -71,6 +72,7 @@ __attribute__((always_inline)) inline int post_recv(comm &c, size_t li, int sour
         if (r.staging == nullptr)
             return fail(WEFT_ERR_NO_MEM, "recv: cannot allocate %zu bytes to unpack a derived datatype", b.bytes);
         data = r.staging;
+        r.extras = true;
     }
     // request_finish needs the element size (and the layout, for unpacking); a non-owning
     // pointer: built-ins are static, and derived types are held by the caller (hold_type).
@@ -188,7 +190,10 @@ int conflict(const char *fn) {
 
 // A derived datatype can be freed while an operation on it is pending: hold a reference.
 void hold_type(request &r, weft_datatype type, const p2p_op &op) {
-    if (!op.b.type->builtin) r.type_hold = datatype_get_shared(type);
+    if (!op.b.type->builtin) {
+        r.type_hold = datatype_get_shared(type);
+        r.extras = true;
+    }
 }
 
 int do_send(const p2p_op &op, int dest, int tag) {

@@ -50,6 +50,7 @@ int request_finish(request &r, weft_status *status) {
         r.staging = nullptr;
     }
     if (r.type_hold) r.type_hold.reset();
+    r.extras = false;
     if (status != WEFT_STATUS_IGNORE) {
         if (r.op == request::kind::recv && !cancelled) {
             status->source = match_source(r.msg_tag);
@@ -92,7 +93,6 @@ request *request_pool::grow() {
     request *head = nullptr;
     for (uint32_t i = chunk; i-- > first - base;) {
         request &r = c[i];
-        r.pool = this;
         r.handle = handle_make(handle_kind::request, vci_index_, base + i);
         r.next_free = head;
         head = &r;

@@ -21,10 +21,15 @@ class request_pool;
 
 // Bytes at the start of every request that the fabric may use while it holds the operation
 // (weft_fabric_ep_attr_t::context_space), so that a receive allocates nothing in the fabric
-// either: UCX 1.13 keeps a request there (its 272-byte ucp_request_t and the plugin's
-// 64-byte state); the rest is headroom for UCX versions with a larger request.
-constexpr size_t request_fabric_space = 384;
+// either: UCX 1.13 keeps a request there (its 272-byte ucp_request_t and the plugin's 64-byte
+// state), exactly this much.  A fabric that needs more uses memory of its own.
+constexpr size_t request_fabric_space = 336;
 
+// The fields are ordered by use, so that a receive touches two cache lines of its own past the
+// fabric's: the rest of the fabric's last line holds what every operation reads and writes,
+// the next line what receives and the pool add.  A window of 64 receives cycles through 64
+// requests, more memory than L1 holds with UCX's data, so each line more per request is a
+// miss more per message (perf showed the first touches of a request as the hot spots).
 struct request {
     alignas(64) unsigned char fabric_space[request_fabric_space];  // first: the context points here
     enum class kind : uint8_t { send, recv, done, coll };  // done: completed at post (PROC_NULL)
@@ -34,36 +39,40 @@ struct request {
     // The endpoint's shared request for sends the fabric finished at once (request_pool::
     // done_send_handle): complete from the start, read by any thread, never released.
     bool lightweight = false;
+    // staging or type_hold is set: request_finish has work to do.
+    bool extras = false;
+    // Receives: cancelled because their peer failed (peer_failure.cpp), so that their CANCELED
+    // completion means PEER_FAILED.
+    bool failing = false;
     int fabric_status = WEFT_PLUGIN_OK;
+    // Pool requests: their handle (endpoint, slot and generation); release advances the
+    // generation, so that a copy of a retired handle is refused even after the slot is reused.
+    weft_request handle = WEFT_REQUEST_NULL;
+    // Receives: the source rank in peer_comm (or WEFT_ANY_SOURCE).
+    int peer = 0;
     uint64_t msg_tag = 0;
     size_t msg_bytes = 0;
-    // Receives into a non-contiguous datatype go through a staging buffer and are unpacked at
-    // finish; sends from one are packed before posting.
-    void *staging = nullptr;
+    vci *endpoint = nullptr;  // pool requests: also the owner of their pool
+
+    request *next_free = nullptr;  // the pool's free list
+    // Counters of the communicator (per local index) and stream the request was posted on,
+    // decremented when wait/test retires it (weft_comm_free/weft_stream_free check them).
+    int *comm_pending = nullptr;
+    int *stream_pending = nullptr;
     void *user_buf = nullptr;
     size_t user_count = 0;
     // Receives: the element type (size and layout), or nullptr when user_count is in bytes.
     // Not owning: built-ins are static, derived types are held by type_hold.
     const datatype *type = nullptr;
-    std::shared_ptr<const datatype> type_hold;  // set only for derived types
-    vci *endpoint = nullptr;
-    coll_sched *sched = nullptr;  // kind::coll: the nonblocking collective, owned
-    request_pool *pool = nullptr;  // pool requests: their pool (request_release)
-    request *next_free = nullptr;  // the pool's free list
-    // Pool requests: their handle (endpoint, slot and generation); release advances the
-    // generation, so that a copy of a retired handle is refused even after the slot is reused.
-    weft_request handle = WEFT_REQUEST_NULL;
-    // Counters of the communicator (per local index) and stream the request was posted on,
-    // decremented when wait/test retires it (weft_comm_free/weft_stream_free check them).
-    int *comm_pending = nullptr;
-    int *stream_pending = nullptr;
-    // Receives: the communicator and the source rank in it (or WEFT_ANY_SOURCE), so that a
-    // peer's failure can find the receives waiting for it (peer_failure.cpp); failing: this
-    // receive was cancelled because of such a failure, so its CANCELED completion means
-    // PEER_FAILED.
+    // Receives: the communicator of peer, so that a peer's failure can find the receives
+    // waiting for it (peer_failure.cpp).
     const comm *peer_comm = nullptr;
-    int peer = 0;
-    bool failing = false;
+    // Receives into a non-contiguous datatype go through a staging buffer and are unpacked at
+    // finish; sends from one are packed before posting (set extras with it).
+    void *staging = nullptr;
+
+    std::shared_ptr<const datatype> type_hold;  // derived types only (set extras with it)
+    coll_sched *sched = nullptr;  // kind::coll: the nonblocking collective, owned
 };
 
 // Called by fabrics (weft_fabric_ep_attr_t::complete).
@@ -77,7 +86,7 @@ int coll_request_finish(request &r, weft_status *status);
 // True when request_finish(r, WEFT_STATUS_IGNORE) would only return WEFT_SUCCESS: a send or
 // receive that completed without error, with no staging buffer and no held type.
 inline bool request_finish_trivial(const request &r) {
-    return r.fabric_status == WEFT_PLUGIN_OK && r.op != request::kind::coll && r.staging == nullptr && !r.type_hold;
+    return r.fabric_status == WEFT_PLUGIN_OK && r.op != request::kind::coll && !r.extras;
 }
 
 // Pools by the top 12 bits of their handles (kind request, endpoint index), for lock-free handle
@@ -123,6 +132,7 @@ class request_pool {
         r->in_use = true;
         r->fabric_status = WEFT_PLUGIN_OK;
         r->failing = false;
+        r->extras = false;
         *handle = r->handle;
         return r;
     }
@@ -181,16 +191,6 @@ class request_pool {
     request *free_ = nullptr;
     std::array<std::atomic<request *>, max_slots / chunk> chunks_{};  // owned (new[])
 };
-
-// Returns r to its endpoint's pool and decrements its pending counters (caller holds the
-// endpoint).
-inline void request_release(request &r) {
-    if (__builtin_expect(r.lightweight, 0)) return;  // shared, and never taken from the pool
-    if (r.comm_pending != nullptr) --*r.comm_pending;
-    if (r.stream_pending != nullptr) --*r.stream_pending;
-    r.comm_pending = r.stream_pending = nullptr;
-    r.pool->release(&r);
-}
 
 // Resolves a request handle to its request (nullptr when invalid or freed).
 inline request *request_lookup(weft_request handle) {

@@ -85,6 +85,16 @@ struct vci {
     }
 };
 
+// Returns r to its endpoint's pool and decrements its pending counters (caller holds the
+// endpoint).
+inline void request_release(request &r) {
+    if (__builtin_expect(r.lightweight, 0)) return;  // shared, and never taken from the pool
+    if (r.comm_pending != nullptr) --*r.comm_pending;
+    if (r.stream_pending != nullptr) --*r.stream_pending;
+    r.comm_pending = r.stream_pending = nullptr;
+    r.endpoint->requests.release(&r);
+}
+
 // Progresses the implicit endpoints other than `self` once, skipping any another thread holds.
 // A process blocked on one endpoint must still answer peers on the others: a connection's
 // setup (UCX wireup over tcp, for one) needs both ends to progress.  Streams' endpoints are

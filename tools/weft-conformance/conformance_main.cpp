@@ -40,7 +40,7 @@ const char usage_text[] =
     "  --no-multiprocess   leave out the multi-process part (run through weftrun)\n"
     "  --mp-timeout S      end the multi-process part after S seconds (120)\n"
     "  --context-space N   bytes of context space offered to the fabric's endpoints\n"
-    "                      (weft_fabric_ep_attr_t::context_space; 0..512, default 384 as\n"
+    "                      (weft_fabric_ep_attr_t::context_space; 0..512, default 336 as\n"
     "                      the Weft core gives; 0 as a core older than ABI 1.6)\n"
     "  --verbose           GoogleTest's own output as well as the one-line results\n"
     "  --list              list the tests that would run, and exit\n"

@@ -258,7 +258,7 @@ int FabricTest::disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer,
     return rc;
 }
 
-size_t g_context_space = 384;
+size_t g_context_space = 336;
 
 Op &FabricTest::new_op()
 {
