@@ -50,7 +50,8 @@ int request_finish(request &r, weft_status *status) {
         r.staging = nullptr;
     }
     if (r.type_hold) r.type_hold.reset();
-    r.extras = false;
+    // Written only when set: the lightweight request is read by other threads meanwhile.
+    if (r.extras) r.extras = false;
     if (status != WEFT_STATUS_IGNORE) {
         if (r.op == request::kind::recv && !cancelled) {
             status->source = match_source(r.msg_tag);

@@ -252,6 +252,32 @@ TEST_F(Threads, OneToOneThroughConventionalComms) {
     for (auto &c : comms) EXPECT_EQ(weft_comm_free(&c), 0) << detail();
 }
 
+// Small sends on a shared endpoint that finish inside weft_isend share one lightweight request
+// (request_pool::done_send_handle), which several threads then complete at once, here with
+// statuses (request_finish): no thread may write it.  Run under ThreadSanitizer in CI.
+TEST_F(Threads, SendsSharingOneRequestCompleteWithStatuses) {
+    constexpr int rounds = 300;
+    std::vector<weft_comm> comms(nthreads, WEFT_COMM_NULL);
+    for (auto &c : comms) ASSERT_EQ(weft_comm_dup(WEFT_COMM_WORLD, &c), 0) << detail();
+    step("threads completing shared send requests");
+    run_threads([&](int t) {
+        for (int r = 0; r < rounds; ++r) {
+            int out = word(r, rank(), t, t), in = -1;
+            weft_request rreq, sreq;
+            weft_status st;
+            int rc = weft_irecv(&in, 1, WEFT_INT, peer_, 0, comms[t], &rreq);
+            if (rc) return errors_.add(t, "irecv: " + err(rc));
+            if ((rc = weft_isend(&out, 1, WEFT_INT, peer_, 0, comms[t], &sreq))) return errors_.add(t, "isend: " + err(rc));
+            if ((rc = weft_wait(&sreq, &st)) || st.error != 0) return errors_.add(t, "wait send: " + err(rc));
+            if ((rc = weft_wait(&rreq, &st))) return errors_.add(t, "wait recv: " + err(rc));
+            if (in != word(r, peer_, t, t) || st.source != peer_)
+                errors_.add(t, "round " + std::to_string(r) + ": got " + std::to_string(in));
+        }
+    });
+    EXPECT_EQ(errors_.count(), 0u) << errors_.report();
+    for (auto &c : comms) EXPECT_EQ(weft_comm_free(&c), 0) << detail();
+}
+
 }  // namespace
 
 STREAMS_TEST_MAIN("weft-test-streams-threads", WEFT_THREAD_MULTIPLE)
