@@ -305,10 +305,10 @@ inline bool fast_args(weft_comm handle, weft_datatype type, size_t count, const 
 namespace weft {
 namespace {
 
-// Sends on endpoint 0 through the fabric's tag_send_now: WEFT_SUCCESS when sent, an error, or
-// 1 when the caller must send through the request path (no tag_send_now, a dead peer's check,
-// or a send the fabric cannot finish now).
-inline int p2p_send_now(comm &c, int dest, int tag, const void *buf, size_t bytes) {
+// Sends on endpoint 0 through the fabric's tag_send_now: WEFT_SUCCESS when sent, or 1 when the
+// caller must send through the request path (no tag_send_now, a dead peer's check, a send the
+// fabric cannot finish now, or an error, which the request path reports in full).
+__attribute__((always_inline)) inline int p2p_send_now(comm &c, int dest, int tag, const void *buf, size_t bytes) {
     vci &v = *c.local[0];
     if (v.ops->tag_send_now == nullptr || __builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0))
         return 1;
@@ -393,24 +393,16 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
                                                      weft_request *handle) {
     vci &v = *c.local[0];
     stream *s = c.local_streams[0];
-    v.enter();
     if constexpr (is_send) {
         // A send the fabric finishes at once gets the endpoint's lightweight request: nothing
-        // to allocate, complete or release.  Anything else (no tag_send_now, a dead peer's
-        // check, a full queue, an error) takes the request path below, which reports it.
+        // to allocate, complete or release.  Anything else takes the request path below.
         weft_request done = v.requests.done_send_handle();
-        weft_fabric_peer_t *p = nullptr;
-        if (v.ops->tag_send_now != nullptr && done != WEFT_REQUEST_NULL &&
-            __builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) == 0, 1) &&
-            comm_peer(c, 0, peer, 0, &p) == WEFT_SUCCESS &&
-            v.ops->tag_send_now(v.ep, p, buf, bytes,
-                                match_bits(c.context_id, 0, static_cast<uint32_t>(c.rank), static_cast<uint32_t>(tag))) ==
-                WEFT_PLUGIN_OK) {
-            v.leave();
+        if (done != WEFT_REQUEST_NULL && p2p_send_now(c, peer, tag, buf, bytes) == WEFT_SUCCESS) {
             *handle = done;
             return WEFT_SUCCESS;
         }
     }
+    v.enter();
     request *r = v.requests.alloc(handle);
     if (__builtin_expect(r == nullptr, 0)) {
         v.leave();

@@ -71,7 +71,8 @@ int request_finish(request &r, weft_status *status) {
 
 std::atomic<request_pool *> g_request_pools[1u << 12];
 
-request_pool::request_pool(uint32_t vci_index, vci *owner) : vci_index_(vci_index), owner_(owner) {
+request_pool::request_pool(uint32_t vci_index, vci *owner)
+    : vci_index_(vci_index), done_handle_(handle_make(handle_kind::request, vci_index, 0)), owner_(owner) {
     if (vci_index_ < request_pool_max)
         g_request_pools[request_pool_key(vci_index_)].store(this, std::memory_order_release);
 }
@@ -105,7 +106,7 @@ request *request_pool::grow() {
         lw.op = request::kind::send;
         lw.complete.store(true, std::memory_order_relaxed);
         lw.endpoint = owner_;
-        lw.handle = handle_make(handle_kind::request, vci_index_, 0);
+        lw.handle = done_handle_;
     }
     chunks_[first / chunk].store(c, std::memory_order_release);
     free_ = head;

@@ -147,9 +147,9 @@ class request_pool {
     // allocate, complete and release nothing (MPICH's lightweight requests do the same).  It
     // is slot 0 of the first chunk, which no other request uses; WEFT_REQUEST_NULL until that
     // chunk exists (then the caller takes the ordinary path, which makes it).
+    // Any thread: the handle is fixed, only the chunk's existence is read.
     weft_request done_send_handle() const {
-        request *c = chunks_[0].load(std::memory_order_relaxed);
-        return c != nullptr ? c[0].handle : WEFT_REQUEST_NULL;
+        return chunks_[0].load(std::memory_order_acquire) != nullptr ? done_handle_ : WEFT_REQUEST_NULL;
     }
 
     // May run on any thread (wait/test validate handles before taking the endpoint): chunks
@@ -186,6 +186,7 @@ class request_pool {
     // Adds a chunk of requests to the free list; nullptr when all slots are used.
     request *grow();
     uint32_t vci_index_;
+    weft_request done_handle_;  // the lightweight request's (slot 0)
     vci *owner_;
     uint32_t size_ = 1;  // slots made; slot 0 is never allocated (the lightweight request)
     request *free_ = nullptr;

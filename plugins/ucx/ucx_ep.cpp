@@ -166,10 +166,7 @@ int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_f
     if (!fabric || !attr || !out || attr->struct_size < WEFT_FABRIC_EP_ATTR_SIZE_V1_0 ||
         !attr->complete)
         return WEFT_PLUGIN_ERR_INVALID;
-    size_t context_space = attr->struct_size >= offsetof(weft_fabric_ep_attr_t, context_space) +
-                                                    sizeof(attr->context_space)
-                               ? attr->context_space
-                               : 0;
+    size_t context_space = attr->struct_size >= sizeof(*attr) ? attr->context_space : 0;
     *out = nullptr;
     auto *ep = new (std::nothrow) weft_fabric_ep();
     if (!ep)

@@ -56,8 +56,15 @@ class Threads : public collective_test {
   protected:
     std::vector<weft_stream> streams_ = std::vector<weft_stream>(nthreads, WEFT_STREAM_NULL);
     weft_comm m_ = WEFT_COMM_NULL;
+    std::vector<weft_comm> dups_;  // dup_world_per_thread; freed by TearDown
     int peer_ = -1;
     thread_errors errors_;
+
+    // One conventional communicator per thread: dups of world, served by the implicit pool.
+    void dup_world_per_thread() {
+        dups_.assign(nthreads, WEFT_COMM_NULL);
+        for (auto &c : dups_) ASSERT_EQ(weft_comm_dup(WEFT_COMM_WORLD, &c), 0) << detail();
+    }
 
     void SetUp() override {
         collective_test::SetUp();
@@ -74,6 +81,10 @@ class Threads : public collective_test {
         ASSERT_EQ(rc, 0) << err(rc);
     }
     void TearDown() override {
+        for (auto &c : dups_)
+            if (c != WEFT_COMM_NULL) {
+                EXPECT_EQ(weft_comm_free(&c), 0) << detail();
+            }
         if (m_ != WEFT_COMM_NULL) {
             EXPECT_EQ(weft_comm_free(&m_), 0) << detail();
         }
@@ -234,8 +245,8 @@ TEST_F(Threads, OneToOneThroughStreamComms) {
 // WEFT_THREAD_CS serve this case.
 TEST_F(Threads, OneToOneThroughConventionalComms) {
     constexpr int rounds = 300;
-    std::vector<weft_comm> comms(nthreads, WEFT_COMM_NULL);
-    for (auto &c : comms) ASSERT_EQ(weft_comm_dup(WEFT_COMM_WORLD, &c), 0) << detail();
+    ASSERT_NO_FATAL_FAILURE(dup_world_per_thread());
+    const std::vector<weft_comm> &comms = dups_;
     step("conventional one-to-one threads running");
     run_threads([&](int t) {
         std::vector<weft_request> reqs(2);
@@ -249,7 +260,6 @@ TEST_F(Threads, OneToOneThroughConventionalComms) {
         }
     });
     EXPECT_EQ(errors_.count(), 0u) << errors_.report();
-    for (auto &c : comms) EXPECT_EQ(weft_comm_free(&c), 0) << detail();
 }
 
 // Small sends on a shared endpoint that finish inside weft_isend share one lightweight request
@@ -257,8 +267,8 @@ TEST_F(Threads, OneToOneThroughConventionalComms) {
 // statuses (request_finish): no thread may write it.  Run under ThreadSanitizer in CI.
 TEST_F(Threads, SendsSharingOneRequestCompleteWithStatuses) {
     constexpr int rounds = 300;
-    std::vector<weft_comm> comms(nthreads, WEFT_COMM_NULL);
-    for (auto &c : comms) ASSERT_EQ(weft_comm_dup(WEFT_COMM_WORLD, &c), 0) << detail();
+    ASSERT_NO_FATAL_FAILURE(dup_world_per_thread());
+    const std::vector<weft_comm> &comms = dups_;
     step("threads completing shared send requests");
     run_threads([&](int t) {
         for (int r = 0; r < rounds; ++r) {
@@ -275,7 +285,6 @@ TEST_F(Threads, SendsSharingOneRequestCompleteWithStatuses) {
         }
     });
     EXPECT_EQ(errors_.count(), 0u) << errors_.report();
-    for (auto &c : comms) EXPECT_EQ(weft_comm_free(&c), 0) << detail();
 }
 
 }  // namespace

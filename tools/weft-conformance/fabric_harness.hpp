@@ -29,12 +29,12 @@ void plugin_select(const std::string &path);
 const LoadedPlugin &plugin();
 const weft_plugin_host_t *host();
 
-/* One posted operation.  complete() fills it; calls counts deliveries (must end at 1). */
 /* Every context the harness posts is an Op, which starts with the space that
  * weft_fabric_ep_attr_t::context_space promises (g_context_space of it is offered). */
 inline constexpr size_t kOpContextSpace = 512;
 extern size_t g_context_space; /* --context-space; default: what the Weft core gives (336) */
 
+/* One posted operation.  complete() fills it; calls counts deliveries (must end at 1). */
 struct Op {
     alignas(64) unsigned char fabric_space[kOpContextSpace];
     std::atomic<int> calls{0};
