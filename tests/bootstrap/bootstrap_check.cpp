@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "bootstrap.hpp"
+#include "bootstrap/bootstrap.hpp"
 #include "weft/weft.h"
 
 namespace {

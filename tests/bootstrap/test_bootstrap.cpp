@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "bootstrap.hpp"
+#include "bootstrap/bootstrap.hpp"
 #include "kvs_wire.hpp"
 #include "server_thread.hpp"
 #include "weft/weft.h"

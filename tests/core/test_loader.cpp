@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "error.hpp"
-#include "loader.hpp"
+#include "base/error.hpp"
+#include "loader/loader.hpp"
 #include "weft/weft.h"
 
 namespace {

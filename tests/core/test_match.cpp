@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "match.hpp"
+#include "base/match.hpp"
 
 TEST(Match, FieldsRoundTrip) {
     uint64_t b = weft::match_bits(0xBEEF, 7, 0xABCDE, 0x12345);

@@ -1,4 +1,4 @@
-// Fuzz target: core/am_wire.cpp, the active-message packet validator every receiver runs on
+// Fuzz target: core/pgas/am_wire.cpp, the active-message packet validator every receiver runs on
 // bytes from the network (am_decode, am_check_bounds) and the encoders (am_encode,
 // am_encode_shoal, am_shoal_fits, am_needs_ext, am_stride_extent).
 //
@@ -16,7 +16,7 @@
 #include <memory>
 #include <vector>
 
-#include "am_wire.hpp"
+#include "pgas/am_wire.hpp"
 #include "fuzz_common.hpp"
 
 using namespace weft;

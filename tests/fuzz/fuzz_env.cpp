@@ -1,8 +1,8 @@
 // Fuzz target: the parsers of environment variables.
-//  - WEFT_FABRIC / info weft_fabric lists: loader_parse_preference (core/loader.cpp);
-//  - counts and sizes: env_count and read_endpoint_config (core/runtime.cpp: WEFT_NUM_VCIS,
+//  - WEFT_FABRIC / info weft_fabric lists: loader_parse_preference (core/loader/loader.cpp);
+//  - counts and sizes: env_count and read_endpoint_config (core/init/init.cpp: WEFT_NUM_VCIS,
 //    WEFT_RESERVED_VCIS, WEFT_POLLS_BEFORE_YIELD, WEFT_THREAD_CS), local_processes
-//    (WEFT_LOCAL_SIZE, SLURM_STEP_TASKS_PER_NODE, ...); kvs::env_int (core/kvs_wire.hpp: WEFT_RANK,
+//    (WEFT_LOCAL_SIZE, SLURM_STEP_TASKS_PER_NODE, ...); kvs::env_int (wire/kvs_wire.hpp: WEFT_RANK,
 //    WEFT_SIZE, PMI_FD, PMI_RANK, PMI_SIZE) and kvs::timeout_from_env (WEFT_BOOTSTRAP_TIMEOUT).
 // runtime.cpp's parsers are file-local: this file includes runtime.cpp and links the rest of
 // core (see CMakeLists.txt).
@@ -26,9 +26,9 @@
 
 #include "fuzz_common.hpp"
 #include "kvs_wire.hpp"
-#include "loader.hpp"
+#include "loader/loader.hpp"
 // The code under test, with its file-local parsers.
-#include "runtime.cpp"
+#include "init/init.cpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Fuzz target: core/hex.cpp (hex_encode, hex_decode, hex_decode_max), the encoding of
+// Fuzz target: core/base/hex.cpp (hex_encode, hex_decode, hex_decode_max), the encoding of
 // weft_info_set_hex/get_hex values and of PMI-1 bootstrap values.
 //
 // Invariants:
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "fuzz_common.hpp"
-#include "hex.hpp"
+#include "base/hex.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Fuzz target: core/info.cpp through the C API (weft_info_create/set/get/get_valuelen/delete/
+// Fuzz target: core/base/info.cpp through the C API (weft_info_create/set/get/get_valuelen/delete/
 // dup/free/get_nkeys/get_nthkey/set_hex/get_hex and weft::info_lookup), driven by a sequence of
 // operations read from the input against a model of each info object.
 //
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "fuzz_common.hpp"
-#include "hex.hpp"
-#include "info.hpp"
+#include "base/hex.hpp"
+#include "base/info.hpp"
 #include "weft/weft.h"
 
 namespace {

@@ -1,6 +1,6 @@
-// Fuzz target: the weftrun bootstrap client (core/bootstrap_weftrun.cpp: weftrun_bootstrap's
+// Fuzz target: the weftrun bootstrap client (core/bootstrap/bootstrap_weftrun.cpp: weftrun_bootstrap's
 // call_locked reply parsing behind put, fence, get and finalize, and bootstrap_weftrun_open with
-// its handshake; core/kvs_wire.hpp: recv_frame, reader, writer), talking to a fake key-value
+// its handshake; wire/kvs_wire.hpp: recv_frame, reader, writer), talking to a fake key-value
 // server whose replies are the fuzz input.
 //
 // Two ways in, chosen by the input's first byte:
@@ -35,7 +35,7 @@
 
 #include "fuzz_common.hpp"
 // The code under test, with its file-local client class.
-#include "bootstrap_weftrun.cpp"
+#include "bootstrap/bootstrap_weftrun.cpp"
 
 namespace kvs = weft::kvs;
 

@@ -1,6 +1,6 @@
 // Fuzz target: weftrun's key-value server (tools/weftrun/kvs_server.cpp: read_conn,
 // handle_frame, handle_hello, check_fence, drop, rank_exited, take_abort) and the frame splitter
-// it uses (core/kvs_wire.hpp: next_frame, reader), driven as weftrun drives it: through its
+// it uses (wire/kvs_wire.hpp: next_frame, reader), driven as weftrun drives it: through its
 // listening socket and poll loop, by client sockets on 127.0.0.1.
 //
 // Each input creates a server for 1-4 ranks and plays a script: connect clients, send them

@@ -1,4 +1,4 @@
-// Fuzz target: the PMI-1 bootstrap client (core/bootstrap_pmi1.cpp: bootstrap_pmi1_open,
+// Fuzz target: the PMI-1 bootstrap client (core/bootstrap/bootstrap_pmi1.cpp: bootstrap_pmi1_open,
 // start, put with its hex encoding and chunking, fence, get with its chunk reassembly and hex
 // decoding, finalize, the reply-line reader and field parser), against a fake PMI server on a
 // socketpair (PMI_FD), run inside the client's waits (see poll below).
@@ -29,7 +29,7 @@
 #include <memory>
 #include <string>
 
-#include "bootstrap.hpp"
+#include "bootstrap/bootstrap.hpp"
 #include "fuzz_common.hpp"
 #include "weft/weft.h"
 

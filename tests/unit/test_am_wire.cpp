@@ -1,4 +1,4 @@
-// The active-message wire format (core/am_wire.hpp, docs/pgas-wire.md): exact header bits, so
+// The active-message wire format (core/pgas/am_wire.hpp, docs/pgas-wire.md): exact header bits, so
 // Shoal's layout cannot drift; encode/decode round trips of every kind; rejection of malformed
 // packets; segment bounds with overflowing sizes; and a randomized robustness check (run it
 // under AddressSanitizer: every buffer is allocated at its exact length).
@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "am_wire.hpp"
+#include "pgas/am_wire.hpp"
 #include "weft/weft.h"
 
 using namespace weft;

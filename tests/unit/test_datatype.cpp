@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "datatype.hpp"
+#include "base/datatype.hpp"
 #include "weft/weft.h"
 
 using weft::datatype;

@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "hex.hpp"
+#include "base/hex.hpp"
 
 
 using weft::hex_decode;

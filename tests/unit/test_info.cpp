@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "info.hpp"
+#include "base/info.hpp"
 #include "weft/weft.h"
 
 namespace {

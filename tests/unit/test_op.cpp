@@ -13,9 +13,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "datatype.hpp"
-#include "error.hpp"
-#include "op.hpp"
+#include "base/datatype.hpp"
+#include "base/error.hpp"
+#include "base/op.hpp"
 #include "weft/weft.h"
 #include "weft/weft.hpp"
 

@@ -92,7 +92,7 @@ bool is_file(const std::string &path)
 }
 
 /* <libdir>/weft, libdir being where the libweft.so this program runs with lies (as the loader
- * in core/loader.cpp finds it). */
+ * in core/loader/loader.cpp finds it). */
 std::string libweft_plugin_dir(std::string *libweft)
 {
     Dl_info info{};

@@ -1,4 +1,4 @@
-// weftrun's key-value server (see kvs_server.hpp and core/kvs_wire.hpp).
+// weftrun's key-value server (see kvs_server.hpp and wire/kvs_wire.hpp).
 #include "kvs_server.hpp"
 
 #include <arpa/inet.h>

@@ -1,5 +1,5 @@
 // weftrun's key-value server: one TCP listener (127.0.0.1 unless --kvs-host), one connection per rank, driven
-// by the launcher's poll loop (single-threaded, no spinning).  Protocol: core/kvs_wire.hpp.
+// by the launcher's poll loop (single-threaded, no spinning).  Protocol: wire/kvs_wire.hpp.
 #pragma once
 #include <poll.h>
 

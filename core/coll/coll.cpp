@@ -1,0 +1,804 @@
+// Collective entry points: argument checks, buffer images (derived datatypes packed in and
+// unpacked out), algorithm choice, and launch as a blocking run or a nonblocking request.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "coll/coll_algorithms.hpp"
+#include "coll/coll_check.hpp"
+#include "coll/coll_select.hpp"
+#include "base/error.hpp"
+#include "transport/runtime.hpp"
+#include "comm/stream.hpp"
+
+namespace weft {
+namespace {
+
+// Tags of user collectives have the top tag bit set; the core's own (communicator creation)
+// stay below it.
+constexpr uint32_t coll_tag_bit = 0x80000;
+
+struct call {
+    call(const char *f, bool nb, weft_request *r) : fn(f), nonblocking(nb), req(r) {}
+    const char *fn;
+    bool nonblocking;
+    weft_request *req;
+    comm *c = nullptr;
+    coll_sched *s = nullptr;                 // owned, or the communicator's cached one
+    std::unique_ptr<coll_sched> owned;
+    std::vector<coll_step> unpacks;  // appended as the last round
+    coll_check_record check;         // what WEFT_COLL_CHECK compares (see expect)
+};
+
+// Records what this process passed, for WEFT_COLL_CHECK.
+void expect(call &x, coll_kind k, int root, coll_check_rule rule, uint64_t a = 0, uint64_t b = 0) {
+    x.check.kind = static_cast<uint32_t>(k);
+    x.check.root = root;
+    x.check.rule = static_cast<uint32_t>(rule);
+    x.check.a = a;
+    x.check.b = b;
+}
+
+int begin(call &x, weft_comm handle) {
+    if (int rc = runtime_check(x.fn)) return rc;
+    if (x.nonblocking && x.req == nullptr) return fail(WEFT_ERR_ARG, "%s: request must not be NULL", x.fn);
+    comm *c = x.c = comm_get(handle);
+    if (c == nullptr) return fail(WEFT_ERR_COMM, "%s: invalid communicator handle 0x%x", x.fn, handle);
+    if (c->local.empty())
+        return fail(WEFT_ERR_STREAM, "%s: this process attached no stream to the multiplex communicator", x.fn);
+    for (int r = 0; r < c->size; ++r)
+        if (c->remote_offset[static_cast<size_t>(r) + 1] == c->remote_offset[static_cast<size_t>(r)])
+            return fail(WEFT_ERR_STREAM, "%s: rank %d attached no stream to the multiplex communicator", x.fn, r);
+    // Blocking collectives on one communicator never overlap: they reuse one schedule and its
+    // scratch, so a small one allocates nothing after the first call.
+    if (!x.nonblocking && c->blocking_sched) {
+        x.s = c->blocking_sched.get();
+        x.s->reset();
+    } else {
+        x.owned.reset(new (std::nothrow) coll_sched);
+        if (!x.owned) return fail(WEFT_ERR_NO_MEM, "%s: out of memory", x.fn);
+        x.s = x.owned.get();
+        if (!x.nonblocking) c->blocking_sched.reset(x.owned.release());
+    }
+    x.s->c = c;
+    x.s->endpoint = c->local[0];
+    x.s->ctx = static_cast<uint16_t>(c->context_id + 1);
+    return WEFT_SUCCESS;
+}
+
+int check_root(const call &x, int root) {
+    if (root < 0 || root >= x.c->size)
+        return fail(WEFT_ERR_RANK, "%s: root %d is out of range for a communicator of size %d", x.fn, root, x.c->size);
+    return WEFT_SUCCESS;
+}
+
+int check_type(const call &x, weft_datatype h, const datatype *&t) {
+    t = datatype_get(h);
+    if (t == nullptr) return fail(WEFT_ERR_TYPE, "%s: invalid datatype handle 0x%x", x.fn, h);
+    if (!t->committed) return fail(WEFT_ERR_TYPE, "%s: datatype 0x%x is not committed (call weft_type_commit)", x.fn, h);
+    return WEFT_SUCCESS;
+}
+
+// Built-in and contiguous types are used in place, elements extent bytes apart; other derived
+// types travel packed, size bytes each.
+bool direct(const datatype &t) { return t.builtin || t.contiguous; }
+size_t elem_bytes(const datatype &t) { return direct(t) ? static_cast<size_t>(t.extent) : t.size; }
+
+int check_bytes(const call &x, size_t count, const datatype &t, size_t &bytes) {
+    if (__builtin_mul_overflow(count, elem_bytes(t), &bytes))
+        return fail(WEFT_ERR_COUNT, "%s: count %zu overflows", x.fn, count);
+    return WEFT_SUCCESS;
+}
+
+int check_buf(const call &x, const void *buf, size_t bytes, const char *what) {
+    if (buf == nullptr && bytes != 0) return fail(WEFT_ERR_BUFFER, "%s: %s is NULL with a non-zero count", x.fn, what);
+    return WEFT_SUCCESS;
+}
+
+void hold(call &x, weft_datatype h, const datatype &t) {
+    if (!t.builtin) x.s->held_types.push_back(datatype_get_shared(h));
+}
+
+// The byte image of elements [displ, displ + count) of buf, for reading.
+int image_in(call &x, const void *buf, size_t displ, size_t count, const datatype &t, const char *&img) {
+    if (direct(t)) {
+        img = static_cast<const char *>(buf) + displ * static_cast<size_t>(t.extent);
+        return WEFT_SUCCESS;
+    }
+    char *p = x.s->alloc(count * t.size);
+    if (p == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: cannot pack %zu bytes", x.fn, count * t.size);
+    datatype_pack(t, static_cast<const char *>(buf) + static_cast<ptrdiff_t>(displ) * t.extent, count, p);
+    img = p;
+    return WEFT_SUCCESS;
+}
+
+// The byte image of an output buffer described by per-rank (count, displ) blocks; derived
+// types get a packed image (element e of the buffer at e * size) unpacked at the end.
+int image_out(call &x, void *buf, const size_t *counts, const size_t *displs, int blocks, const datatype &t,
+              char *&img) {
+    if (direct(t)) {
+        img = static_cast<char *>(buf);
+        return WEFT_SUCCESS;
+    }
+    size_t extent_elems = 0;
+    for (int i = 0; i < blocks; ++i) extent_elems = std::max(extent_elems, displs[i] + counts[i]);
+    img = x.s->alloc(extent_elems * t.size);
+    if (img == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: out of memory", x.fn);
+    for (int i = 0; i < blocks; ++i)
+        x.unpacks.push_back({coll_step::kind::unpack, 0, img + displs[i] * t.size,
+                             static_cast<char *>(buf) + static_cast<ptrdiff_t>(displs[i]) * t.extent, counts[i], &t});
+    return WEFT_SUCCESS;
+}
+
+int conflict(const call &x) {
+    return fail(WEFT_ERR_STREAM, "%s: another thread is using the same stream; a stream is a serial context", x.fn);
+}
+
+int launch(call &x) {
+    coll_sched &s = *x.s;
+    for (const coll_step &u : x.unpacks) s.unpack(u.src, u.dst, u.n, u.type);
+    s.end_round();
+    comm &c = *x.c;
+    // Blocking collectives only: a check inside a nonblocking call would block it.
+    if (__builtin_expect(g_coll_check, 0) && !x.nonblocking)
+        if (int rc = coll_check(c, x.fn, x.check)) return rc;
+    stream_use use(c.local_streams[0]);
+    if (use.conflict()) return conflict(x);
+    s.tag = static_cast<int>(coll_tag_bit | (c.coll_seq++ & (coll_tag_bit - 1)));
+    if (!x.nonblocking) return coll_sched_run(s);
+    vci &v = *s.endpoint;
+    v.enter();
+    request *r = v.requests.alloc(x.req);
+    if (r != nullptr) {
+        r->op = request::kind::coll;
+        r->endpoint = &v;
+        r->sched = x.owned.release();
+        r->sched->user_request = r;
+        r->comm_pending = &c.pending[0];
+        ++*r->comm_pending;
+        stream *st = c.local_streams[0];
+        r->stream_pending = st ? &st->pending : nullptr;
+        if (r->stream_pending) ++*r->stream_pending;
+        coll_sched_start(*r->sched);
+    }
+    v.leave();
+    if (r == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: more than %u requests pending on one endpoint (spread them over more: WEFT_NUM_VCIS, streams)", x.fn, request_pool::max_slots - 1);
+    return WEFT_SUCCESS;
+}
+
+// The forced algorithm, else `automatic`; fails on an unknown name in the variable.
+int choose(call &x, coll_kind k, int automatic, int &alg) {
+    int rc;
+    int f = coll_forced(k, x.fn, rc);
+    alg = f >= 0 ? f : automatic;
+    return rc;
+}
+
+int bind(call &x, weft_op op, weft_datatype h, const datatype &t) { return op_bind(x.fn, op, h, t, x.s->op); }
+
+// ---- builders shared by the blocking and nonblocking entry points ----
+
+int do_barrier(call &x, weft_comm comm) {
+    if (int rc = begin(x, comm)) return rc;
+    int alg;
+    if (int rc = choose(x, coll_kind::barrier, 0, alg)) return rc;
+    coll_barrier_dissemination(*x.s);
+    expect(x, coll_kind::barrier, -1, coll_check_rule::none);
+    return launch(x);
+}
+
+int do_bcast(call &x, void *buf, size_t count, weft_datatype type, int root, weft_comm comm) {
+    if (int rc = begin(x, comm)) return rc;
+    const datatype *t;
+    size_t bytes;
+    if (int rc = check_root(x, root)) return rc;
+    if (int rc = check_type(x, type, t)) return rc;
+    if (int rc = check_bytes(x, count, *t, bytes)) return rc;
+    if (int rc = check_buf(x, buf, bytes, "buffer")) return rc;
+    hold(x, type, *t);
+    char *img;
+    size_t zero = 0;
+    if (x.c->rank == root) {
+        const char *in;
+        if (int rc = image_in(x, buf, 0, count, *t, in)) return rc;
+        img = const_cast<char *>(in);
+    } else if (int rc = image_out(x, buf, &count, &zero, 1, *t, img)) {
+        return rc;
+    }
+    int n = x.c->size;
+    int alg;
+    if (int rc = choose(x, coll_kind::bcast, bytes < 16384 || n < 3 ? 0 : 1, alg)) return rc;
+    if (alg == 0)
+        coll_bcast_binomial(*x.s, img, bytes, root);
+    else if (int rc = coll_bcast_scatter_allgather(*x.s, img, bytes, root))
+        return rc;
+    expect(x, coll_kind::bcast, root, coll_check_rule::equal, bytes);
+    return launch(x);
+}
+
+// Reductions take direct types only (op_bind refuses others), so buffers are used as they are.
+int reduce_args(call &x, const void *&in, void *out, size_t count, weft_datatype type, weft_op op, bool out_here,
+                size_t &bytes, size_t &elem) {
+    const datatype *t;
+    if (int rc = check_type(x, type, t)) return rc;
+    if (int rc = bind(x, op, type, *t)) return rc;
+    elem = static_cast<size_t>(t->extent);
+    if (int rc = check_bytes(x, count, *t, bytes)) return rc;
+    if (in == WEFT_IN_PLACE) {
+        if (!out_here) return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid where the result is kept", x.fn);
+        in = out;
+    }
+    if (int rc = check_buf(x, in, bytes, "sendbuf")) return rc;
+    if (out_here)
+        if (int rc = check_buf(x, out, bytes, "recvbuf")) return rc;
+    return WEFT_SUCCESS;
+}
+
+int do_reduce(call &x, const void *in, void *out, size_t count, weft_datatype type, weft_op op, int root,
+              weft_comm comm) {
+    if (int rc = begin(x, comm)) return rc;
+    if (int rc = check_root(x, root)) return rc;
+    size_t bytes, elem;
+    bool at_root = x.c->rank == root;
+    if (!at_root && in == WEFT_IN_PLACE) return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid at the root", x.fn);
+    if (int rc = reduce_args(x, in, out, count, type, op, at_root, bytes, elem)) return rc;
+    int alg;
+    if (int rc = choose(x, coll_kind::reduce, 0, alg)) return rc;
+    auto *o = static_cast<char *>(out);
+    int rc = alg == 0 ? coll_reduce_binomial(*x.s, static_cast<const char *>(in), o, count, elem, root)
+                      : coll_reduce_linear(*x.s, static_cast<const char *>(in), o, count, elem, root);
+    expect(x, coll_kind::reduce, root, coll_check_rule::equal, bytes);
+    return rc ? rc : launch(x);
+}
+
+int do_allreduce(call &x, const void *in, void *out, size_t count, weft_datatype type, weft_op op, weft_comm comm) {
+    if (int rc = begin(x, comm)) return rc;
+    size_t bytes, elem;
+    if (int rc = reduce_args(x, in, out, count, type, op, true, bytes, elem)) return rc;
+    int n = x.c->size;
+    int pof2 = 1;
+    while (pof2 * 2 <= n) pof2 *= 2;
+    bool large = bytes > 8192 && count >= static_cast<size_t>(pof2);
+    int alg;
+    if (int rc = choose(x, coll_kind::allreduce, large ? 1 : 0, alg)) return rc;
+    if (!x.s->op.commutative || count < static_cast<size_t>(n)) alg = 0;  // the others reorder operands
+    auto *o = static_cast<char *>(out);
+    x.s->copy(in, o, bytes);
+    x.s->end_round();
+    int rc = alg == 0   ? coll_allreduce_recursive_doubling(*x.s, o, count, elem)
+             : alg == 1 ? coll_allreduce_reduce_scatter_allgather(*x.s, o, count, elem)
+                        : coll_allreduce_ring(*x.s, o, count, elem);
+    expect(x, coll_kind::allreduce, -1, coll_check_rule::equal, bytes);
+    return rc ? rc : launch(x);
+}
+
+// Per-rank byte sizes and offsets of a (counts, displs) layout; uniform when counts is null.
+void layout(int n, size_t count, const size_t *counts, const size_t *displs, size_t elem, std::vector<size_t> &bytes,
+            std::vector<size_t> &offs) {
+    bytes.resize(static_cast<size_t>(n));
+    offs.resize(static_cast<size_t>(n));
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+        bytes[i] = (counts ? counts[i] : count) * elem;
+        offs[i] = (counts ? displs[i] : i * count) * elem;
+    }
+}
+
+int check_v(const call &x, const size_t *counts, const size_t *displs, const char *what) {
+    if (counts == nullptr || displs == nullptr)
+        return fail(WEFT_ERR_ARG, "%s: %s counts and displacements must not be NULL", x.fn, what);
+    return WEFT_SUCCESS;
+}
+
+// One side's per-rank (counts, displs): the caller's for a v-collective (checked), else
+// `count` elements per rank packed in rank order, kept in store.
+int block_layout(const call &x, bool v, size_t count, const size_t *&counts, const size_t *&displs,
+                 std::vector<size_t> &store, const char *what) {
+    if (v) return check_v(x, counts, displs, what);
+    size_t n = static_cast<size_t>(x.c->size);
+    store.resize(2 * n);
+    for (size_t i = 0; i < n; ++i) {
+        store[i] = count;
+        store[n + i] = i * count;
+    }
+    counts = store.data();
+    displs = store.data() + n;
+    return WEFT_SUCCESS;
+}
+
+// Gather and gatherv (counts null: uniform recvcount).
+int do_gather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf, size_t rcount,
+              const size_t *rcounts, const size_t *displs, weft_datatype rtype, int root, weft_comm comm) {
+    if (int rc = begin(x, comm)) return rc;
+    if (int rc = check_root(x, root)) return rc;
+    int n = x.c->size, me = x.c->rank;
+    bool at_root = me == root;
+    bool in_place = sbuf == WEFT_IN_PLACE;
+    if (in_place && !at_root) return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid at the root", x.fn);
+    const datatype *st = nullptr, *rt = nullptr;
+    size_t sbytes = 0;
+    std::vector<size_t> uniform;
+    if (at_root) {
+        if (int rc = check_type(x, rtype, rt)) return rc;
+        if (int rc = block_layout(x, v, rcount, rcounts, displs, uniform, "receive")) return rc;
+        size_t total = 0, rb;
+        for (int i = 0; i < n; ++i) {
+            if (int rc = check_bytes(x, rcounts[i], *rt, rb)) return rc;
+            total |= rb;
+        }
+        if (int rc = check_buf(x, rbuf, total, "recvbuf")) return rc;
+        hold(x, rtype, *rt);
+    }
+    if (!in_place) {
+        if (int rc = check_type(x, stype, st)) return rc;
+        if (int rc = check_bytes(x, scount, *st, sbytes)) return rc;
+        if (int rc = check_buf(x, sbuf, sbytes, "sendbuf")) return rc;
+        hold(x, stype, *st);
+    }
+    const char *own = nullptr;
+    char *out = nullptr;
+    std::vector<size_t> bytes, offs;
+    if (at_root) {
+        if (int rc = image_out(x, rbuf, rcounts, displs, n, *rt, out)) return rc;
+        layout(n, 0, rcounts, displs, elem_bytes(*rt), bytes, offs);
+        if (in_place) {
+            if (!direct(*rt)) {  // own block: pack it into the image
+                const char *p;
+                if (int rc = image_in(x, rbuf, displs[me], rcounts[me], *rt, p)) return rc;
+                x.s->copy(p, out + offs[static_cast<size_t>(me)], bytes[static_cast<size_t>(me)]);
+                x.s->end_round();
+            }
+            own = out + offs[static_cast<size_t>(me)];
+            sbytes = bytes[static_cast<size_t>(me)];
+        }
+    }
+    if (!in_place)
+        if (int rc = image_in(x, sbuf, 0, scount, *st, own)) return rc;
+    int alg;
+    if (int rc = v ? choose(x, coll_kind::gatherv, 0, alg) : choose(x, coll_kind::gather, sbytes >= 65536 ? 1 : 0, alg)) return rc;
+    // The binomial tree forwards whole subtrees: uniform, densely packed blocks only.
+    bool dense = !at_root || (offs.size() == static_cast<size_t>(n) && [&] {
+        for (int i = 0; i < n; ++i)
+            if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * sbytes || bytes[static_cast<size_t>(i)] != sbytes)
+                return false;
+        return true;
+    }());
+    if (!v && alg == 0 && dense) {
+        if (int rc = coll_gather_binomial(*x.s, own, out, sbytes, root)) return rc;
+    } else {
+        coll_gather_linear(*x.s, own, sbytes, out, bytes.data(), offs.data(), root);
+    }
+    if (v)
+        expect(x, coll_kind::gatherv, root, coll_check_rule::none);
+    else
+        expect(x, coll_kind::gather, root, coll_check_rule::rooted_block, sbytes, at_root ? bytes[static_cast<size_t>(me)] : 0);
+    return launch(x);
+}
+
+int do_scatter(call &x, bool v, const void *sbuf, size_t scount, const size_t *scounts, const size_t *displs,
+               weft_datatype stype, void *rbuf, size_t rcount, weft_datatype rtype, int root, weft_comm comm) {
+    if (int rc = begin(x, comm)) return rc;
+    if (int rc = check_root(x, root)) return rc;
+    int n = x.c->size, me = x.c->rank;
+    bool at_root = me == root;
+    bool in_place = rbuf == WEFT_IN_PLACE;
+    if (in_place && !at_root) return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid at the root", x.fn);
+    const datatype *st = nullptr, *rt = nullptr;
+    size_t rbytes = 0;
+    std::vector<size_t> uniform, bytes, offs;
+    const char *in = nullptr;
+    if (at_root) {
+        if (int rc = check_type(x, stype, st)) return rc;
+        if (int rc = block_layout(x, v, scount, scounts, displs, uniform, "send")) return rc;
+        size_t total = 0, sb, extent_elems = 0;
+        for (int i = 0; i < n; ++i) {
+            if (int rc = check_bytes(x, scounts[i], *st, sb)) return rc;
+            total |= sb;
+            extent_elems = std::max(extent_elems, displs[i] + scounts[i]);
+        }
+        if (int rc = check_buf(x, sbuf, total, "sendbuf")) return rc;
+        // Packed image: element e of sendbuf at e * size.
+        if (int rc = image_in(x, sbuf, 0, extent_elems, *st, in)) return rc;
+        layout(n, 0, scounts, displs, elem_bytes(*st), bytes, offs);
+    }
+    char *own = nullptr;
+    if (!in_place) {
+        if (int rc = check_type(x, rtype, rt)) return rc;
+        if (int rc = check_bytes(x, rcount, *rt, rbytes)) return rc;
+        if (int rc = check_buf(x, rbuf, rbytes, "recvbuf")) return rc;
+        hold(x, rtype, *rt);
+        size_t zero = 0;
+        if (int rc = image_out(x, rbuf, &rcount, &zero, 1, *rt, own)) return rc;
+    } else {
+        rbytes = bytes[static_cast<size_t>(me)];
+    }
+    int alg;
+    if (int rc = v ? choose(x, coll_kind::scatterv, 0, alg) : choose(x, coll_kind::scatter, rbytes >= 65536 ? 1 : 0, alg)) return rc;
+    bool dense = !at_root || [&] {
+        for (int i = 0; i < n; ++i)
+            if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * rbytes || bytes[static_cast<size_t>(i)] != rbytes)
+                return false;
+        return true;
+    }();
+    if (!v && alg == 0 && dense) {
+        if (int rc = coll_scatter_binomial(*x.s, in, own, rbytes, root)) return rc;
+    } else {
+        coll_scatter_linear(*x.s, in, bytes.data(), offs.data(), own, rbytes, root);
+    }
+    if (v)
+        expect(x, coll_kind::scatterv, root, coll_check_rule::none);
+    else
+        expect(x, coll_kind::scatter, root, coll_check_rule::rooted_block, rbytes, at_root ? bytes[static_cast<size_t>(me)] : 0);
+    return launch(x);
+}
+
+int do_allgather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf, size_t rcount,
+                 const size_t *rcounts, const size_t *displs, weft_datatype rtype, weft_comm comm) {
+    if (int rc = begin(x, comm)) return rc;
+    int n = x.c->size, me = x.c->rank;
+    bool in_place = sbuf == WEFT_IN_PLACE;
+    const datatype *rt;
+    if (int rc = check_type(x, rtype, rt)) return rc;
+    std::vector<size_t> uniform, bytes, offs;
+    if (int rc = block_layout(x, v, rcount, rcounts, displs, uniform, "receive")) return rc;
+    size_t total = 0, rb;
+    for (int i = 0; i < n; ++i) {
+        if (int rc = check_bytes(x, rcounts[i], *rt, rb)) return rc;
+        total |= rb;
+    }
+    if (int rc = check_buf(x, rbuf, total, "recvbuf")) return rc;
+    hold(x, rtype, *rt);
+    char *out;
+    if (int rc = image_out(x, rbuf, rcounts, displs, n, *rt, out)) return rc;
+    layout(n, 0, rcounts, displs, elem_bytes(*rt), bytes, offs);
+    size_t mine = bytes[static_cast<size_t>(me)];
+    const char *own;
+    if (in_place) {
+        if (int rc = image_in(x, rbuf, displs[me], rcounts[me], *rt, own)) return rc;
+    } else {
+        const datatype *st;
+        size_t sbytes;
+        if (int rc = check_type(x, stype, st)) return rc;
+        if (int rc = check_bytes(x, scount, *st, sbytes)) return rc;
+        if (int rc = check_buf(x, sbuf, sbytes, "sendbuf")) return rc;
+        if (sbytes != mine)
+            return fail(WEFT_ERR_COUNT, "%s: this process sends %zu bytes but its block of recvbuf holds %zu", x.fn, sbytes,
+                        mine);
+        if (int rc = image_in(x, sbuf, 0, scount, *st, own)) return rc;
+    }
+    x.s->copy(own, out + offs[static_cast<size_t>(me)], mine);
+    x.s->end_round();
+    int alg;
+    if (int rc = v ? choose(x, coll_kind::allgatherv, 0, alg) : choose(x, coll_kind::allgather, mine * static_cast<size_t>(n) < 81920 ? 1 : 0, alg)) return rc;
+    bool dense = true;
+    for (int i = 0; i < n; ++i)
+        if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * mine || bytes[static_cast<size_t>(i)] != mine) dense = false;
+    if (!v && alg == 1 && dense) {
+        if (int rc = coll_allgather_bruck(*x.s, out, mine)) return rc;
+    } else {
+        coll_allgather_ring(*x.s, out, bytes.data(), offs.data());
+    }
+    if (v)
+        expect(x, coll_kind::allgatherv, -1, coll_check_rule::none);
+    else
+        expect(x, coll_kind::allgather, -1, coll_check_rule::equal, mine);
+    return launch(x);
+}
+
+int do_alltoall(call &x, bool v, const void *sbuf, size_t scount, const size_t *scounts, const size_t *sdispls,
+                weft_datatype stype, void *rbuf, size_t rcount, const size_t *rcounts, const size_t *rdispls,
+                weft_datatype rtype, weft_comm comm) {
+    if (int rc = begin(x, comm)) return rc;
+    int n = x.c->size;
+    bool in_place = sbuf == WEFT_IN_PLACE;
+    const datatype *rt, *st = nullptr;
+    if (int rc = check_type(x, rtype, rt)) return rc;
+    std::vector<size_t> ucounts(static_cast<size_t>(n)), udispls(static_cast<size_t>(n));
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+        ucounts[i] = rcount;
+        udispls[i] = i * rcount;
+    }
+    if (v) {
+        if (int rc = check_v(x, rcounts, rdispls, "receive")) return rc;
+        if (!in_place)
+            if (int rc = check_v(x, scounts, sdispls, "send")) return rc;
+    } else {
+        rcounts = ucounts.data();
+        rdispls = udispls.data();
+        if (!in_place) {
+            for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+                ucounts[i] = scount;
+                udispls[i] = i * scount;
+            }
+        }
+    }
+    std::vector<size_t> rcv_counts(rcounts, rcounts + n), rcv_displs(rdispls, rdispls + n);
+    if (!v) {
+        for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+            rcv_counts[i] = rcount;
+            rcv_displs[i] = i * rcount;
+        }
+    }
+    size_t total = 0, b;
+    for (int i = 0; i < n; ++i) {
+        if (int rc = check_bytes(x, rcv_counts[static_cast<size_t>(i)], *rt, b)) return rc;
+        total |= b;
+    }
+    if (int rc = check_buf(x, rbuf, total, "recvbuf")) return rc;
+    hold(x, rtype, *rt);
+    std::vector<size_t> rbytes, roffs, sbytes, soffs;
+    layout(n, 0, rcv_counts.data(), rcv_displs.data(), elem_bytes(*rt), rbytes, roffs);
+    const char *in;
+    if (in_place) {
+        // The input is the receive buffer itself: take a copy to send from.
+        size_t extent_elems = 0;
+        for (int i = 0; i < n; ++i) extent_elems = std::max(extent_elems, rcv_displs[static_cast<size_t>(i)] + rcv_counts[static_cast<size_t>(i)]);
+        size_t image = extent_elems * elem_bytes(*rt);
+        char *copy = x.s->alloc(image);
+        if (copy == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: out of memory", x.fn);
+        const char *src;
+        if (int rc = image_in(x, rbuf, 0, extent_elems, *rt, src)) return rc;
+        std::memcpy(copy, src, image);
+        in = copy;
+        sbytes = rbytes;
+        soffs = roffs;
+    } else {
+        std::vector<size_t> snd_counts(static_cast<size_t>(n)), snd_displs(static_cast<size_t>(n));
+        for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+            snd_counts[i] = v ? scounts[i] : scount;
+            snd_displs[i] = v ? sdispls[i] : i * scount;
+        }
+        if (int rc = check_type(x, stype, st)) return rc;
+        size_t stotal = 0, extent_elems = 0;
+        for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+            if (int rc = check_bytes(x, snd_counts[i], *st, b)) return rc;
+            stotal |= b;
+            extent_elems = std::max(extent_elems, snd_displs[i] + snd_counts[i]);
+        }
+        if (int rc = check_buf(x, sbuf, stotal, "sendbuf")) return rc;
+        if (int rc = image_in(x, sbuf, 0, extent_elems, *st, in)) return rc;
+        layout(n, 0, snd_counts.data(), snd_displs.data(), elem_bytes(*st), sbytes, soffs);
+    }
+    char *out;
+    if (int rc = image_out(x, rbuf, rcv_counts.data(), rcv_displs.data(), n, *rt, out)) return rc;
+    size_t block = rbytes[static_cast<size_t>(x.c->rank)];
+    int alg;
+    // alltoallv: block sizes differ between ranks, so the automatic choice must not use them.
+    if (int rc = choose(x, v ? coll_kind::alltoallv : coll_kind::alltoall, v || block < 32768 ? 1 : 0, alg)) return rc;
+    if (alg == 0)
+        coll_alltoall_pairwise(*x.s, in, sbytes.data(), soffs.data(), out, rbytes.data(), roffs.data());
+    else
+        coll_alltoall_linear(*x.s, in, sbytes.data(), soffs.data(), out, rbytes.data(), roffs.data());
+    if (v)
+        expect(x, coll_kind::alltoallv, -1, coll_check_rule::none);
+    else
+        expect(x, coll_kind::alltoall, -1, coll_check_rule::equal_ab, sbytes.empty() ? 0 : sbytes[0], block);
+    return launch(x);
+}
+
+int do_reduce_scatter_block(call &x, const void *in, void *out, size_t count, weft_datatype type, weft_op op,
+                            weft_comm comm) {
+    if (int rc = begin(x, comm)) return rc;
+    int n = x.c->size;
+    size_t bytes, elem;
+    bool in_place = in == WEFT_IN_PLACE;
+    const void *input = in_place ? out : in;
+    if (int rc = reduce_args(x, input, out, count, type, op, true, bytes, elem)) return rc;
+    if (int rc = check_buf(x, input, bytes * static_cast<size_t>(n), "sendbuf")) return rc;
+    const char *src = static_cast<const char *>(input);
+    if (in_place && n > 1) {
+        char *copy = x.s->alloc(bytes * static_cast<size_t>(n));
+        if (copy == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: out of memory", x.fn);
+        std::memcpy(copy, src, bytes * static_cast<size_t>(n));
+        src = copy;
+    }
+    int alg;
+    if (int rc = choose(x, coll_kind::reduce_scatter_block, bytes >= 512 && x.s->op.commutative ? 1 : 0, alg)) return rc;
+    if (!x.s->op.commutative) alg = 0;
+    auto *o = static_cast<char *>(out);
+    int rc = alg == 0 ? coll_reduce_scatter_block_pairwise(*x.s, src, o, count, elem)
+                      : coll_reduce_scatter_block_ring(*x.s, src, o, count, elem);
+    expect(x, coll_kind::reduce_scatter_block, -1, coll_check_rule::equal, bytes);
+    return rc ? rc : launch(x);
+}
+
+int do_scan(call &x, const void *in, void *out, size_t count, weft_datatype type, weft_op op, weft_comm comm,
+            bool exclusive) {
+    if (int rc = begin(x, comm)) return rc;
+    size_t bytes, elem;
+    if (int rc = reduce_args(x, in, out, count, type, op, true, bytes, elem)) return rc;
+    auto *o = static_cast<char *>(out);
+    const char *i = static_cast<const char *>(in);
+    if (!exclusive) {
+        x.s->copy(i, o, bytes);
+        x.s->end_round();
+    }
+    int alg;
+    if (int rc = choose(x, exclusive ? coll_kind::exscan : coll_kind::scan, 0, alg)) return rc;
+    int rc = alg == 0 ? coll_scan_recursive_doubling(*x.s, i, o, count, elem, exclusive)
+                      : coll_scan_linear(*x.s, i, o, count, elem, exclusive);
+    expect(x, exclusive ? coll_kind::exscan : coll_kind::scan, -1, coll_check_rule::equal, bytes);
+    return rc ? rc : launch(x);
+}
+
+}  // namespace
+}  // namespace weft
+
+using namespace weft;
+
+#define WEFT_BLOCKING(fn) call x{fn, false, nullptr}
+#define WEFT_NONBLOCKING(fn) call x{fn, true, request}
+
+extern "C" int weft_barrier(weft_comm comm) {
+    WEFT_BLOCKING("weft_barrier");
+    return do_barrier(x, comm);
+}
+extern "C" int weft_ibarrier(weft_comm comm, weft_request *request) {
+    WEFT_NONBLOCKING("weft_ibarrier");
+    return do_barrier(x, comm);
+}
+
+extern "C" int weft_bcast(void *buffer, size_t count, weft_datatype datatype, int root, weft_comm comm) {
+    WEFT_BLOCKING("weft_bcast");
+    return do_bcast(x, buffer, count, datatype, root, comm);
+}
+extern "C" int weft_ibcast(void *buffer, size_t count, weft_datatype datatype, int root, weft_comm comm,
+                           weft_request *request) {
+    WEFT_NONBLOCKING("weft_ibcast");
+    return do_bcast(x, buffer, count, datatype, root, comm);
+}
+
+extern "C" int weft_reduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                           int root, weft_comm comm) {
+    WEFT_BLOCKING("weft_reduce");
+    return do_reduce(x, sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+extern "C" int weft_ireduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                            int root, weft_comm comm, weft_request *request) {
+    WEFT_NONBLOCKING("weft_ireduce");
+    return do_reduce(x, sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+extern "C" int weft_allreduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                              weft_comm comm) {
+    WEFT_BLOCKING("weft_allreduce");
+    return do_allreduce(x, sendbuf, recvbuf, count, datatype, op, comm);
+}
+extern "C" int weft_iallreduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                               weft_comm comm, weft_request *request) {
+    WEFT_NONBLOCKING("weft_iallreduce");
+    return do_allreduce(x, sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+extern "C" int weft_gather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                           size_t recvcount, weft_datatype recvtype, int root, weft_comm comm) {
+    WEFT_BLOCKING("weft_gather");
+    return do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, comm);
+}
+extern "C" int weft_igather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                            size_t recvcount, weft_datatype recvtype, int root, weft_comm comm,
+                            weft_request *request) {
+    WEFT_NONBLOCKING("weft_igather");
+    return do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, comm);
+}
+extern "C" int weft_gatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                            const size_t recvcounts[], const size_t displs[], weft_datatype recvtype, int root,
+                            weft_comm comm) {
+    WEFT_BLOCKING("weft_gatherv");
+    return do_gather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm);
+}
+extern "C" int weft_igatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                             const size_t recvcounts[], const size_t displs[], weft_datatype recvtype, int root,
+                             weft_comm comm, weft_request *request) {
+    WEFT_NONBLOCKING("weft_igatherv");
+    return do_gather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm);
+}
+
+extern "C" int weft_scatter(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                            size_t recvcount, weft_datatype recvtype, int root, weft_comm comm) {
+    WEFT_BLOCKING("weft_scatter");
+    return do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+extern "C" int weft_iscatter(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                             size_t recvcount, weft_datatype recvtype, int root, weft_comm comm,
+                             weft_request *request) {
+    WEFT_NONBLOCKING("weft_iscatter");
+    return do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+extern "C" int weft_scatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
+                             weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype, int root,
+                             weft_comm comm) {
+    WEFT_BLOCKING("weft_scatterv");
+    return do_scatter(x, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+extern "C" int weft_iscatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
+                              weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype,
+                              int root, weft_comm comm, weft_request *request) {
+    WEFT_NONBLOCKING("weft_iscatterv");
+    return do_scatter(x, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+extern "C" int weft_allgather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                              size_t recvcount, weft_datatype recvtype, weft_comm comm) {
+    WEFT_BLOCKING("weft_allgather");
+    return do_allgather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm);
+}
+extern "C" int weft_iallgather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                               size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_request *request) {
+    WEFT_NONBLOCKING("weft_iallgather");
+    return do_allgather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm);
+}
+extern "C" int weft_allgatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                               const size_t recvcounts[], const size_t displs[], weft_datatype recvtype,
+                               weft_comm comm) {
+    WEFT_BLOCKING("weft_allgatherv");
+    return do_allgather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm);
+}
+extern "C" int weft_iallgatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                                const size_t recvcounts[], const size_t displs[], weft_datatype recvtype,
+                                weft_comm comm, weft_request *request) {
+    WEFT_NONBLOCKING("weft_iallgatherv");
+    return do_allgather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm);
+}
+
+extern "C" int weft_alltoall(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                             size_t recvcount, weft_datatype recvtype, weft_comm comm) {
+    WEFT_BLOCKING("weft_alltoall");
+    return do_alltoall(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                       recvtype, comm);
+}
+extern "C" int weft_ialltoall(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                              size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_request *request) {
+    WEFT_NONBLOCKING("weft_ialltoall");
+    return do_alltoall(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                       recvtype, comm);
+}
+extern "C" int weft_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
+                              weft_datatype sendtype, void *recvbuf, const size_t recvcounts[],
+                              const size_t rdispls[], weft_datatype recvtype, weft_comm comm) {
+    WEFT_BLOCKING("weft_alltoallv");
+    return do_alltoall(x, true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype,
+                       comm);
+}
+extern "C" int weft_ialltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
+                               weft_datatype sendtype, void *recvbuf, const size_t recvcounts[],
+                               const size_t rdispls[], weft_datatype recvtype, weft_comm comm,
+                               weft_request *request) {
+    WEFT_NONBLOCKING("weft_ialltoallv");
+    return do_alltoall(x, true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype,
+                       comm);
+}
+
+extern "C" int weft_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                         weft_datatype datatype, weft_op op, weft_comm comm) {
+    WEFT_BLOCKING("weft_reduce_scatter_block");
+    return do_reduce_scatter_block(x, sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+extern "C" int weft_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                          weft_datatype datatype, weft_op op, weft_comm comm,
+                                          weft_request *request) {
+    WEFT_NONBLOCKING("weft_ireduce_scatter_block");
+    return do_reduce_scatter_block(x, sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+extern "C" int weft_scan(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                         weft_comm comm) {
+    WEFT_BLOCKING("weft_scan");
+    return do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, false);
+}
+extern "C" int weft_iscan(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                          weft_comm comm, weft_request *request) {
+    WEFT_NONBLOCKING("weft_iscan");
+    return do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, false);
+}
+extern "C" int weft_exscan(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                           weft_comm comm) {
+    WEFT_BLOCKING("weft_exscan");
+    return do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, true);
+}
+extern "C" int weft_iexscan(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                            weft_comm comm, weft_request *request) {
+    WEFT_NONBLOCKING("weft_iexscan");
+    return do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, true);
+}

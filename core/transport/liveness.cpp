@@ -1,0 +1,354 @@
+#include "transport/liveness.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "base/error.hpp"
+#include "transport/peer_failure.hpp"
+#include "base/stats.hpp"
+#include "weft/plugin.h"
+#include "weft/weft.h"
+
+namespace weft {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+constexpr const char *key = "weft_liveness";
+constexpr char magic[4] = {'W', 'L', 'I', 'V'};
+constexpr size_t hello_size = 16;  // magic, the connecting rank (u32), the listener's token (u64)
+constexpr char goodbye = 'B';
+
+struct link {
+    int fd = -1;
+    int rank = -1;        // -1: accepted, hello not yet read
+    size_t hello_got = 0;
+    char hello[hello_size];
+    clock_type::time_point hello_deadline;
+    bool said_goodbye = false;
+};
+
+struct monitor {
+    int rank = 0, size = 0;
+    int timeout_s = 5;
+    int listen_fd = -1, wake_fd = -1;
+    uint64_t token = 0;
+    std::vector<link> links;
+    std::vector<bool> connected;  // per rank: its connection is established
+    clock_type::time_point connect_deadline;
+    std::thread thread;
+    bool running = false;
+    std::string address;  // "IPv4:port", for weft_get_runtime_info
+};
+
+// On the heap and never destroyed by exit(): a program may exit without weft_finalize while
+// the thread runs (a global's destructor would end it with std::terminate).
+monitor *g_mon = nullptr;
+
+int read_timeout(int &seconds) {
+    seconds = 5;
+    const char *v = std::getenv("WEFT_PEER_TIMEOUT");
+    if (v == nullptr || *v == '\0') return WEFT_SUCCESS;
+    char *end = nullptr;
+    errno = 0;
+    long s = std::strtol(v, &end, 10);
+    if (errno != 0 || *end != '\0' || s < 0 || s > 3600)
+        return fail(WEFT_ERR_ARG, "WEFT_PEER_TIMEOUT='%s' is not a whole number of seconds in 0..3600", v);
+    seconds = static_cast<int>(s);
+    return WEFT_SUCCESS;
+}
+
+// The job's interface: WEFT_PEER_ADDR, else this node's address on the route to weftrun's
+// key-value server (loopback when it listens there; the namespace's own address when ranks
+// run in network namespaces), else the first non-loopback IPv4 interface that is up, else
+// loopback.
+int pick_address(in_addr &out) {
+    if (const char *a = std::getenv("WEFT_PEER_ADDR"); a != nullptr && *a != '\0') {
+        if (inet_pton(AF_INET, a, &out) != 1) return fail(WEFT_ERR_ARG, "WEFT_PEER_ADDR='%s' is not an IPv4 address", a);
+        return WEFT_SUCCESS;
+    }
+    if (const char *kvs = std::getenv("WEFT_KVS"); kvs != nullptr && *kvs != '\0') {
+        std::string host(kvs);
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_port = htons(static_cast<uint16_t>(std::atoi(host.substr(host.rfind(':') + 1).c_str())));
+        host = host.substr(0, host.rfind(':'));
+        // A connected UDP socket sends nothing; its local address is the route's source.
+        int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        socklen_t len = sizeof sa;
+        bool found = fd >= 0 && inet_pton(AF_INET, host.c_str(), &sa.sin_addr) == 1 &&
+                     ::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) == 0 &&
+                     ::getsockname(fd, reinterpret_cast<sockaddr *>(&sa), &len) == 0;
+        if (fd >= 0) ::close(fd);
+        if (found) {
+            out = sa.sin_addr;
+            return WEFT_SUCCESS;
+        }
+    }
+    out.s_addr = htonl(INADDR_LOOPBACK);
+    ifaddrs *list = nullptr;
+    if (getifaddrs(&list) != 0) return WEFT_SUCCESS;
+    for (ifaddrs *i = list; i != nullptr; i = i->ifa_next)
+        if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
+            !(i->ifa_flags & IFF_LOOPBACK)) {
+            out = reinterpret_cast<sockaddr_in *>(i->ifa_addr)->sin_addr;
+            break;
+        }
+    freeifaddrs(list);
+    return WEFT_SUCCESS;
+}
+
+// Keepalive probes end a connection whose node stopped answering within about timeout_s.
+void tune(int fd, int timeout_s) {
+    int one = 1;
+    int idle = timeout_s >= 3 ? timeout_s / 3 : 1, intvl = timeout_s >= 6 ? timeout_s / 6 : 1, cnt = 3;
+    unsigned user_timeout_ms = static_cast<unsigned>(timeout_s) * 1000u;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
+}
+
+void close_link(link &l) {
+    if (l.fd >= 0) ::close(l.fd);
+    l.fd = -1;
+}
+
+// A hello is complete: keep the connection if it names a rank that should connect to us and
+// carries our token; drop it otherwise (a stray or hostile client).
+void check_hello(monitor &m, link &l) {
+    uint32_t r;
+    uint64_t t;
+    std::memcpy(&r, l.hello + 4, 4);
+    std::memcpy(&t, l.hello + 8, 8);
+    if (std::memcmp(l.hello, magic, 4) != 0 || t != m.token || r <= static_cast<uint32_t>(m.rank) ||
+        r >= static_cast<uint32_t>(m.size) || m.connected[r]) {
+        log(WEFT_LOG_WARN, "liveness: dropped a connection without a valid hello");
+        g_stats.liveness_refused.fetch_add(1, std::memory_order_relaxed);
+        close_link(l);
+        return;
+    }
+    l.rank = static_cast<int>(r);
+    m.connected[r] = true;
+}
+
+void lost(link &l, const char *why) {
+    if (!l.said_goodbye && l.rank >= 0)
+        peer_failure_record(l.rank, std::string("its liveness connection ") + why +
+                                        ": the process ended without weft_finalize");
+    close_link(l);
+}
+
+void on_readable(monitor &m, link &l) {
+    if (l.rank < 0) {
+        ssize_t n = ::recv(l.fd, l.hello + l.hello_got, hello_size - l.hello_got, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+            g_stats.liveness_refused.fetch_add(1, std::memory_order_relaxed);  // left without a hello
+            close_link(l);
+            return;
+        }
+        if (n > 0) l.hello_got += static_cast<size_t>(n);
+        if (l.hello_got == hello_size) check_hello(m, l);
+        return;
+    }
+    char buf[64];
+    ssize_t n = ::recv(l.fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) {
+        if (std::memchr(buf, goodbye, static_cast<size_t>(n)) != nullptr) l.said_goodbye = true;
+        return;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    lost(l, n == 0 ? "closed" : std::strerror(errno));
+}
+
+void run(monitor &m) {
+    std::vector<pollfd> fds;
+    for (;;) {
+        auto now = clock_type::now();
+        // Deadlines: hellos of accepted connections, and higher ranks that never connected.
+        int timeout_ms = -1;
+        auto consider = [&](clock_type::time_point d) {
+            long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(d - now).count() + 1;
+            if (ms < 0) ms = 0;
+            if (timeout_ms < 0 || ms < timeout_ms) timeout_ms = static_cast<int>(ms);
+        };
+        for (link &l : m.links)
+            if (l.fd >= 0 && l.rank < 0) {
+                if (now >= l.hello_deadline) {
+                log(WEFT_LOG_WARN, "liveness: dropped a connection that sent no hello in time");
+                g_stats.liveness_refused.fetch_add(1, std::memory_order_relaxed);
+                close_link(l);
+            }
+                else consider(l.hello_deadline);
+            }
+        bool waiting_for_connects = false;
+        for (int r = m.rank + 1; r < m.size; ++r)
+            if (!m.connected[static_cast<size_t>(r)] && !peer_failed(r)) waiting_for_connects = true;
+        if (waiting_for_connects) {
+            if (now >= m.connect_deadline) {
+                for (int r = m.rank + 1; r < m.size; ++r)
+                    if (!m.connected[static_cast<size_t>(r)])
+                        peer_failure_record(r, "it did not open its liveness connection within " +
+                                                   std::to_string(4 * m.timeout_s) + " s of init (WEFT_PEER_TIMEOUT)");
+            } else {
+                consider(m.connect_deadline);
+            }
+        }
+        // Forget closed links.
+        size_t kept = 0;
+        for (link &l : m.links)
+            if (l.fd >= 0) m.links[kept++] = l;
+        m.links.resize(kept);
+
+        fds.clear();
+        fds.push_back({m.wake_fd, POLLIN, 0});
+        fds.push_back({m.listen_fd, POLLIN, 0});
+        for (link &l : m.links) fds.push_back({l.fd, POLLIN, 0});
+        int n = ::poll(fds.data(), fds.size(), timeout_ms);
+        if (n < 0 && errno != EINTR) {
+            log(WEFT_LOG_ERROR, "liveness: poll: %s; peer failures are no longer detected", std::strerror(errno));
+            return;
+        }
+        if (n <= 0) continue;
+        if (fds[0].revents != 0) return;  // liveness_close
+        for (size_t i = 2; i < fds.size(); ++i)
+            if (fds[i].revents != 0) on_readable(m, m.links[i - 2]);
+        if (fds[1].revents & POLLIN) {
+            for (;;) {
+                int fd = ::accept4(m.listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd < 0) break;
+                tune(fd, m.timeout_s);
+                link l;
+                l.fd = fd;
+                l.hello_deadline = clock_type::now() + std::chrono::seconds(m.timeout_s > 0 ? m.timeout_s : 5);
+                m.links.push_back(l);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+int liveness_open(bootstrap &boot, int rank, int size) {
+    if (g_mon == nullptr) g_mon = new monitor;
+    monitor &m = *g_mon;
+    m = monitor{};
+    m.rank = rank;
+    m.size = size;
+    if (int rc = read_timeout(m.timeout_s)) return rc;
+    if (size <= 1 || m.timeout_s == 0) return WEFT_SUCCESS;
+    in_addr addr{};
+    if (int rc = pick_address(addr)) return rc;
+    if (getrandom(&m.token, sizeof m.token, 0) != sizeof m.token)
+        return fail(WEFT_ERR_BOOTSTRAP, "liveness: getrandom: %s", std::strerror(errno));
+    m.listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr = addr;
+    socklen_t len = sizeof sa;
+    char text[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &addr, text, sizeof text);
+    if (m.listen_fd < 0 || ::bind(m.listen_fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0 ||
+        ::listen(m.listen_fd, SOMAXCONN) != 0 || ::getsockname(m.listen_fd, reinterpret_cast<sockaddr *>(&sa), &len) != 0) {
+        int e = errno;
+        if (m.listen_fd >= 0) ::close(m.listen_fd);
+        m.listen_fd = -1;
+        return fail(WEFT_ERR_BOOTSTRAP, "liveness: cannot listen on %s: %s (set WEFT_PEER_ADDR to this node's address, "
+                    "or WEFT_PEER_TIMEOUT=0 to run without peer failure detection)", text, std::strerror(e));
+    }
+    std::string value = std::string(text) + " " + std::to_string(ntohs(sa.sin_port)) + " " + std::to_string(m.token);
+    m.address = std::string(text) + ":" + std::to_string(ntohs(sa.sin_port));
+    return boot.put(key, value);
+}
+
+int liveness_start(bootstrap &boot) {
+    if (g_mon == nullptr || g_mon->listen_fd < 0) return WEFT_SUCCESS;
+    monitor &m = *g_mon;
+    m.connected.assign(static_cast<size_t>(m.size), false);
+    m.connect_deadline = clock_type::now() + std::chrono::seconds(4 * m.timeout_s);
+    // Connect to every lower rank; their listeners exist (they published before the fence),
+    // so the kernel completes each connection from the backlog without the peer's help.
+    for (int r = 0; r < m.rank; ++r) {
+        std::string value;
+        if (int rc = boot.get(r, key, value)) return rc;
+        char host[64] = {0};
+        unsigned port = 0;
+        unsigned long long token = 0;
+        if (std::sscanf(value.c_str(), "%63s %u %llu", host, &port, &token) != 3 || port == 0 || port > 65535)
+            return fail(WEFT_ERR_BOOTSTRAP, "liveness: rank %d published a malformed address '%s'", r, value.c_str());
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_port = htons(static_cast<uint16_t>(port));
+        if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+            return fail(WEFT_ERR_BOOTSTRAP, "liveness: rank %d published a malformed address '%s'", r, value.c_str());
+        int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return fail(WEFT_ERR_BOOTSTRAP, "liveness: socket: %s", std::strerror(errno));
+        tune(fd, m.timeout_s);
+        char hello[hello_size];
+        uint32_t me = static_cast<uint32_t>(m.rank);
+        uint64_t t = token;
+        std::memcpy(hello, magic, 4);
+        std::memcpy(hello + 4, &me, 4);
+        std::memcpy(hello + 8, &t, 8);
+        if (::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0 ||
+            ::send(fd, hello, sizeof hello, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof hello)) {
+            // The peer may have died since the fence: that is what the monitor is for.
+            peer_failure_record(r, std::string("connecting its liveness channel failed: ") + std::strerror(errno));
+            ::close(fd);
+            continue;
+        }
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        link l;
+        l.fd = fd;
+        l.rank = r;
+        m.connected[static_cast<size_t>(r)] = true;
+        m.links.push_back(l);
+    }
+    m.wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (m.wake_fd < 0) return fail(WEFT_ERR_BOOTSTRAP, "liveness: eventfd: %s", std::strerror(errno));
+    m.thread = std::thread([] { run(*g_mon); });
+    m.running = true;
+    return WEFT_SUCCESS;
+}
+
+void liveness_close() {
+    if (g_mon == nullptr) return;
+    monitor &m = *g_mon;
+    if (m.running) {
+        uint64_t one = 1;
+        (void)!::write(m.wake_fd, &one, sizeof one);
+        m.thread.join();
+        m.running = false;
+    }
+    for (link &l : m.links) {
+        if (l.fd >= 0 && l.rank >= 0) (void)::send(l.fd, &goodbye, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        close_link(l);
+    }
+    m.links.clear();
+    if (m.listen_fd >= 0) ::close(m.listen_fd);
+    if (m.wake_fd >= 0) ::close(m.wake_fd);
+    m.listen_fd = m.wake_fd = -1;
+}
+
+std::string liveness_address() { return g_mon != nullptr && g_mon->listen_fd >= 0 ? g_mon->address : std::string(); }
+
+}  // namespace weft

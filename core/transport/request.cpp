@@ -1,0 +1,117 @@
+#include "transport/request.hpp"
+
+#include <cstdlib>
+#include <new>
+
+#include "transport/peer_failure.hpp"
+#include "base/error.hpp"
+#include "base/handle.hpp"
+#include "base/match.hpp"
+#include "transport/runtime.hpp"
+
+namespace weft {
+
+void request_on_complete(void *context, const weft_fabric_completion_t *c) {
+    auto *r = static_cast<request *>(context);
+    // A receive cancelled because its peer died (peer_failure.cpp) failed, it was not cancelled.
+    r->fabric_status = __builtin_expect(c->status == WEFT_PLUGIN_ERR_CANCELED, 0) && r->failing
+                           ? WEFT_PLUGIN_ERR_PEER_FAILED
+                           : c->status;
+    r->msg_tag = c->tag;
+    r->msg_bytes = c->length;
+    r->complete.store(true, std::memory_order_release);
+}
+
+int request_finish(request &r, weft_status *status) {
+    if (r.op == request::kind::coll) return coll_request_finish(r, status);
+    int err = WEFT_SUCCESS;
+    bool cancelled = r.fabric_status == WEFT_PLUGIN_ERR_CANCELED;
+    if (r.fabric_status == WEFT_PLUGIN_ERR_TRUNCATE)
+        err = WEFT_ERR_TRUNCATE;
+    else if (r.fabric_status != WEFT_PLUGIN_OK && !cancelled)
+        err = plugin_error(r.fabric_status);
+    if (err == WEFT_ERR_PROC_FAILED) {
+        int dead = r.op != request::kind::recv || r.group == nullptr ? -1
+                   : r.peer >= 0                                         ? r.peer
+                                                                         : group_first_failed(*r.group);
+        if (dead >= 0)
+            fail_proc("recv", dead, r.group->world_ranks[static_cast<size_t>(dead)]);
+        else
+            fail(err, "%s: the peer process failed", r.op == request::kind::recv ? "recv" : "send");
+    }
+    size_t bytes = 0;
+    if (r.op == request::kind::recv) {
+        size_t capacity = r.type ? r.user_count * r.type->size : r.user_count;
+        bytes = r.msg_bytes < capacity ? r.msg_bytes : capacity;
+        if (r.staging != nullptr && !cancelled) datatype_unpack(*r.type, r.staging, bytes, r.user_buf, r.user_count);
+    }
+    if (r.staging != nullptr) {
+        std::free(r.staging);
+        r.staging = nullptr;
+    }
+    if (r.type_hold) r.type_hold.reset();
+    // Written only when set: the lightweight request is read by other threads meanwhile.
+    if (r.extras) r.extras = false;
+    if (status != WEFT_STATUS_IGNORE) {
+        if (r.op == request::kind::recv && !cancelled) {
+            status->source = match_source(r.msg_tag);
+            status->tag = match_tag(r.msg_tag);
+            status->stream_index = match_index(r.msg_tag);
+        } else if (r.op == request::kind::done) {
+            status->source = WEFT_PROC_NULL;
+            status->tag = WEFT_ANY_TAG;
+            status->stream_index = 0;
+        }
+        status->error = err;
+        status->weft_bytes_ = bytes;
+        status->weft_cancelled_ = cancelled;
+    }
+    return err;
+}
+
+std::atomic<request_pool *> g_request_pools[1u << 12];
+
+request_pool::request_pool(uint32_t vci_index, vci *owner)
+    : vci_index_(vci_index), done_handle_(handle_make(handle_kind::request, vci_index, 0)), owner_(owner) {
+    if (vci_index_ < request_pool_max)
+        g_request_pools[request_pool_key(vci_index_)].store(this, std::memory_order_release);
+}
+
+request_pool::~request_pool() {
+    for (auto &c : chunks_) delete[] c.load(std::memory_order_relaxed);
+    if (vci_index_ < request_pool_max) {
+        request_pool *self = this;
+        g_request_pools[request_pool_key(vci_index_)].compare_exchange_strong(self, nullptr);
+    }
+}
+
+request *request_pool::grow() {
+    uint32_t first = size_;
+    if (first >= max_slots) return nullptr;
+    auto *c = new (std::nothrow) request[chunk];
+    if (c == nullptr) return nullptr;
+    // Chain the new chunk in slot order (slot 0, WEFT_REQUEST_NULL, is skipped).
+    uint32_t base = first - first % chunk;
+    request *head = nullptr;
+    for (uint32_t i = chunk; i-- > first - base;) {
+        request &r = c[i];
+        r.handle = handle_make(handle_kind::request, vci_index_, base + i);
+        r.next_free = head;
+        head = &r;
+    }
+    if (base == 0) {  // slot 0: the lightweight request of sends finished at once
+        request &lw = c[0];
+        lw.lightweight = true;
+        lw.in_use = true;
+        lw.op = request::kind::send;
+        lw.complete.store(true, std::memory_order_relaxed);
+        lw.endpoint = owner_;
+        lw.handle = done_handle_;
+    }
+    chunks_[first / chunk].store(c, std::memory_order_release);
+    free_ = head;
+    size_ = base + chunk;
+    return head;
+}
+
+}  // namespace weft

@@ -1,0 +1,7 @@
+#include "transport/runtime.hpp"
+
+namespace weft {
+
+runtime g_runtime;
+
+}  // namespace weft
