@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check-layers.sh [ROOT]: fails when a core folder includes a header of a higher layer
-# (core/LAYERS), when a core file includes a core header without its folder.  Prints each
-# violation.
+# (core/LAYERS), when a core file includes a core header without its folder, or when a tool
+# reaches into core/ (tools use the public headers, libweft and wire/).  Prints each violation.
 set -euo pipefail
 root=$(cd "${1:-$(dirname "$0")/..}" && pwd)
 declare -A rank
@@ -38,6 +38,12 @@ for dir in */; do
     esac
   done < <(grep -rn --include='*.cpp' --include='*.hpp' --include='*.h' '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$dir" || true)
 done
+
+# Tools sit on the public surface: no tool includes a core header.
+cd "$root"
+while IFS=: read -r file line inc; do
+  echo "$file:$line: a tool includes a core header ($inc); use api/weft, libweft or wire/"; bad=1
+done < <(grep -rnE '#[[:space:]]*include[[:space:]]*"(base|loader|bootstrap|transport|comm|coll|pgas|enqueue|init)/' tools || true)
 
 if (( bad )); then
   echo "check-layers: violations above (the layer order is core/LAYERS)"; exit 1

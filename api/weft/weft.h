@@ -216,6 +216,34 @@ WEFT_API int weft_get_runtime_info(weft_info *info);
  * "dropped_fabric_packets" and "refused_fabric_connections".  Free it with weft_info_free. */
 WEFT_API int weft_get_stats(weft_info *info);
 
+/* ---- Introspection for tools (weft-info); none needs weft_init ----
+ * The plugin search path, ':'-separated: WEFT_PLUGIN_PATH's entries, then <libdir>/weft next to
+ * the libweft in use, then the configured install directory.  size is the buffer's; the text
+ * is cut to fit (always terminated). */
+WEFT_API int weft_query_plugin_path(char *path, size_t size);
+/* One plugin found on the search path, as weft_query_plugins reports it.  The strings live
+ * until the callback returns. */
+typedef struct weft_plugin_report {
+    size_t struct_size;    /* sizeof(weft_plugin_report_t) of the library that filled it */
+    const char *name;      /* from the file name, libweft-<name>.so */
+    const char *path;
+    const char *kind;      /* "fabric", "queue", or "" when it cannot be loaded */
+    const char *version;   /* the plugin's own version string */
+    unsigned abi_major, abi_minor;
+    int priority;
+    int status;            /* 1: opens here; 0: loads but does not open; -1: cannot be loaded */
+    const char *why;       /* the reason when status is not 1, else "" */
+    size_t eager_size, inject_size, max_message_size; /* a fabric that opens */
+    const char *queue_types; /* a queue plugin: the info types it decodes, space-separated */
+} weft_plugin_report_t;
+typedef void (*weft_plugin_report_fn)(const weft_plugin_report_t *plugin, void *arg);
+/* Loads every plugin on the search path, tries to open it, and reports each to fn. */
+WEFT_API int weft_query_plugins(weft_plugin_report_fn fn, void *arg);
+/* The fabric weft_init would select now (WEFT_FABRIC, else the highest priority that opens):
+ * its name in name (size bytes).  WEFT_ERR_PLUGIN when none opens, WEFT_ERR_PLUGIN too for a
+ * malformed WEFT_FABRIC; weft_error_detail says why. */
+WEFT_API int weft_query_fabric(char *name, size_t size);
+
 /* ---- Communicators ---- */
 WEFT_API int weft_comm_rank(weft_comm comm, int *rank);
 WEFT_API int weft_comm_size(weft_comm comm, int *size);

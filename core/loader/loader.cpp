@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <set>
 
 #include "base/error.hpp"
@@ -21,12 +22,24 @@ std::string libweft_dir() {
     if (dladdr(reinterpret_cast<void *>(&loader_search_path), &info) == 0 || info.dli_fname == nullptr)
         return {};
     char resolved[PATH_MAX];
-    std::string path = realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
+    std::string path = info.dli_fname;
+    bool in_program = path.find(".so") == std::string::npos;
+    if (in_program) {
+        // Linked into a program (the unit tests): dladdr names the program as it was started
+        // (argv[0], maybe relative to the working directory, which must never choose where
+        // plugins come from), so ask the kernel for the program's own file.
+        ssize_t n = readlink("/proc/self/exe", resolved, sizeof resolved - 1);
+        if (n <= 0) return {};
+        resolved[n] = '\0';
+        path = resolved;
+    } else if (realpath(info.dli_fname, resolved)) {
+        path = resolved;
+    }
     auto slash = path.rfind('/');
-    std::string dir = slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-    // Linked statically into a program (weft-info, unit tests): the program lives in bin/,
-    // the plugins in the sibling lib/weft.
-    if (path.find(".so") == std::string::npos) dir += "/../" WEFT_LIBDIR_NAME;
+    if (slash == std::string::npos) return {};
+    std::string dir = path.substr(0, slash);
+    // The program lives in bin/, the plugins in the sibling lib/weft.
+    if (in_program) dir += "/../" WEFT_LIBDIR_NAME;
     return realpath(dir.c_str(), resolved) ? std::string(resolved) : dir;
 }
 

@@ -1,21 +1,40 @@
 // weft-info: which plugins are installed, whether each opens (and why not), and which fabric
-// weft_init would select with the current environment.
+// weft_init would select with the current environment.  It asks the libweft it runs with
+// (weft_query_*), so it sees that library's plugins wherever the installation was moved.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "error.hpp"
-#include "loader.hpp"
+#include "weft/plugin.h"
 #include "weft/weft.h"
 
 namespace {
 
-void quiet_log(int, const char *, const char *) {}
-const char *no_hint(void *, const char *) { return nullptr; }
+void print_plugin(const weft_plugin_report_t *p, void *count) {
+    ++*static_cast<int *>(count);
+    std::printf("%s\n  path:     %s\n", p->name, p->path);
+    if (p->status < 0) {
+        std::printf("  status:   cannot load: %s\n\n", p->why);
+        return;
+    }
+    std::printf("  kind:     %s\n  version:  %s\n  ABI:      %u.%u\n  priority: %d\n", p->kind, p->version, p->abi_major,
+                p->abi_minor, p->priority);
+    if (std::strcmp(p->kind, "queue") == 0) std::printf("  types:    %s\n", p->queue_types);
+    if (p->status == 0)
+        std::printf("  status:   does not open: %s\n", p->why);
+    else if (std::strcmp(p->kind, "fabric") == 0)
+        std::printf("  status:   opens (eager %zu B, inject %zu B, max message %zu B)\n", p->eager_size, p->inject_size,
+                    p->max_message_size);
+    else
+        std::printf("  status:   opens\n");
+    std::printf("\n");
+}
 
-const char *kind_name(weft_plugin_kind_t kind) {
-    return kind == WEFT_PLUGIN_KIND_FABRIC ? "fabric" : kind == WEFT_PLUGIN_KIND_QUEUE ? "queue" : "?";
+std::string error_detail() {
+    char detail[WEFT_MAX_ERROR_STRING];
+    size_t len = sizeof detail;
+    return weft_error_detail(detail, &len) == WEFT_SUCCESS ? detail : "";
 }
 
 }  // namespace
@@ -27,66 +46,24 @@ int main(int argc, char **argv) {
                     "  (WEFT_FABRIC=a,b,^c sets the preference).\n");
         return 0;
     }
-    weft_plugin_host_t host{sizeof(weft_plugin_host_t), quiet_log, no_hint, nullptr};
-    std::string path;
-    for (const auto &d : weft::loader_search_path()) path += (path.empty() ? "" : ":") + d;
+    char path[8192];
+    weft_query_plugin_path(path, sizeof path);
     std::printf("Weft %d.%d.%d, plugin ABI %d.%d\nsearch path: %s\n\n", WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR,
-                WEFT_VERSION_PATCH, WEFT_PLUGIN_ABI_MAJOR, WEFT_PLUGIN_ABI_MINOR, path.c_str());
-    auto files = weft::loader_scan();
-    if (files.empty()) std::printf("no plugins found\n");
-    for (const auto &f : files) {
-        weft::plugin_loaded p;
-        std::string why;
-        std::printf("%s\n  path:     %s\n", f.name.c_str(), f.path.c_str());
-        if (!weft::loader_load(f, p, why)) {
-            std::printf("  status:   cannot load: %s\n\n", why.c_str());
-            continue;
+                WEFT_VERSION_PATCH, WEFT_PLUGIN_ABI_MAJOR, WEFT_PLUGIN_ABI_MINOR, path);
+    int count = 0;
+    weft_query_plugins(print_plugin, &count);
+    if (count == 0) std::printf("no plugins found\n");
+    char name[256];
+    if (weft_query_fabric(name, sizeof name) != WEFT_SUCCESS) {
+        std::string why = error_detail();
+        if (why.rfind("WEFT_FABRIC=", 0) == 0) {
+            std::printf("%s\n", why.c_str());
+        } else {
+            std::printf("selected fabric: none\n  %s\n", why.c_str());
         }
-        std::printf("  kind:     %s\n  version:  %s\n  ABI:      %u.%u\n  priority: %d\n", kind_name(p.desc->kind),
-                    p.desc->version ? p.desc->version : "", p.desc->abi_major, p.desc->abi_minor, p.desc->priority);
-        if (p.desc->kind == WEFT_PLUGIN_KIND_FABRIC) {
-            char reason[512] = "";
-            weft_fabric_t *fabric = nullptr;
-            if (p.fabric_ops.init(&host, &fabric, reason, sizeof reason) == WEFT_PLUGIN_OK && fabric) {
-                weft_fabric_caps_t caps{};
-                caps.struct_size = sizeof caps;
-                p.fabric_ops.query(fabric, &caps);
-                std::printf("  status:   opens (eager %zu B, inject %zu B, max message %zu B)\n", caps.eager_size,
-                            caps.inject_size, caps.max_message_size);
-                p.fabric_ops.finalize(fabric);
-            } else {
-                std::printf("  status:   does not open: %s\n", reason[0] ? reason : "no reason given");
-            }
-        } else if (p.desc->kind == WEFT_PLUGIN_KIND_QUEUE && p.desc->abi_minor >= 2) {
-            auto *ops = static_cast<const weft_queue_ops_v1_t *>(p.desc->ops);
-            std::printf("  types:   ");
-            for (const char *const *t = ops->types; t != nullptr && *t != nullptr; ++t) std::printf(" %s", *t);
-            char reason[512] = "";
-            weft_queue_runtime_t *runtime = nullptr;
-            if (ops->init != nullptr && ops->init(&host, &runtime, reason, sizeof reason) == WEFT_PLUGIN_OK) {
-                std::printf("\n  status:   opens\n");
-                if (ops->finalize != nullptr) ops->finalize(runtime);
-            } else {
-                std::printf("\n  status:   does not open: %s\n", reason[0] ? reason : "no reason given");
-            }
-        }
-        std::printf("\n");
+        return 1;
     }
     const char *env = std::getenv("WEFT_FABRIC");
-    weft::fabric_preference pref;
-    std::string why;
-    if (!weft::loader_parse_preference(env ? env : "", pref, why)) {
-        std::printf("WEFT_FABRIC='%s' is invalid: %s\n", env, why.c_str());
-        return 1;
-    }
-    weft::fabric_open chosen;
-    int rc = weft::loader_open_fabric(pref, "WEFT_FABRIC", &host, chosen);
-    if (rc != 0) {
-        std::printf("selected fabric: none\n  %s\n", weft::current_error_detail().c_str());
-        return 1;
-    }
-    std::printf("selected fabric: %s (%s)\n", chosen.plugin.name.c_str(),
-                env && *env ? "WEFT_FABRIC" : "highest priority that opens");
-    chosen.plugin.fabric_ops.finalize(chosen.fabric);
+    std::printf("selected fabric: %s (%s)\n", name, env && *env ? "WEFT_FABRIC" : "highest priority that opens");
     return 0;
 }
