@@ -142,7 +142,7 @@ int cuda_result_to_plugin(CUresult r)
     }
 }
 
-int cuda_queue_fail(const weft_queue *q, const char *call, CUresult r)
+int cuda_call_failed(const weft_queue *q, const char *call, CUresult r)
 {
     char err[160];
     cuda_log(q->rt, WEFT_LOG_WARN, "%s: %s: %s", q->name, call,

@@ -135,9 +135,9 @@ const weft_queue_ops_v1_t hip_ops = {
     hip_queue_append_copy,
     hip_queue_reached,
     hip_queue_release,
-    hip_mem_kind,
-    hip_mem_host_alloc,
-    hip_mem_host_free,
+    hip_queue_mem_kind,
+    hip_queue_host_alloc,
+    hip_queue_host_free,
     hip_queue_create,
     hip_queue_destroy,
 };
