@@ -1,4 +1,4 @@
-// Internal declarations of the HIP queue plugin (libweft-hip.so).
+// Internal declarations of the HIP queue plugin (libweft-queue-hip.so).
 #ifndef WEFT_HIP_INTERNAL_HPP
 #define WEFT_HIP_INTERNAL_HPP
 
