@@ -162,10 +162,14 @@ enum {
 };
 
 /* ---- Errors ---- */
-/* Text for an error code (MPI_Error_string). */
+/* Text for an error code (MPI_Error_string).  string must hold WEFT_MAX_ERROR_STRING bytes;
+ * *resultlen: the length written, without the terminating NUL. */
 WEFT_API int weft_error_string(int errorcode, char *string, size_t *resultlen);
 /* Weft extension: the detailed message of the last error raised on the calling thread
- * (names the variable, file or argument to change); empty when there was none. */
+ * (names the variable, file or argument to change); empty when there was none.  string must
+ * hold WEFT_MAX_ERROR_STRING (512) bytes: a longer message is cut to its first 511
+ * characters, NUL-terminated, and *resultlen is the length written (511 then).  WEFT_LOG=debug
+ * logs each message as it was raised (up to 1023 characters). */
 WEFT_API int weft_error_detail(char *string, size_t *resultlen);
 
 /* ---- Info (usable before weft_init and after weft_finalize) ---- */
