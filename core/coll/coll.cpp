@@ -168,12 +168,23 @@ int launch(call &x) {
     return WEFT_SUCCESS;
 }
 
-// The forced algorithm, else `automatic`; fails on an unknown name in the variable.
-int choose(call &x, coll_kind k, int automatic, int &alg) {
+// The algorithm to run (coll_choose: forced, else by shape); fails on an unknown name in the
+// variable.
+int choose(call &x, coll_kind k, const coll_shape &shape, int &alg) {
     int rc;
     int f = coll_forced(k, x.fn, rc);
-    alg = f >= 0 ? f : automatic;
+    alg = coll_choose(k, shape, f);
     return rc;
+}
+
+coll_shape shape_of(const call &x, size_t bytes, size_t count = 0, bool dense = true) {
+    coll_shape s;
+    s.bytes = bytes;
+    s.count = count;
+    s.procs = x.c->size;
+    s.commutative = x.s->op.commutative;
+    s.dense = dense;
+    return s;
 }
 
 int bind(call &x, weft_op op, weft_datatype h, const datatype &t) { return op_bind(x.fn, op, h, t, x.s->op); }
@@ -183,7 +194,7 @@ int bind(call &x, weft_op op, weft_datatype h, const datatype &t) { return op_bi
 int do_barrier(call &x, weft_comm comm) {
     if (int rc = begin(x, comm)) return rc;
     int alg;
-    if (int rc = choose(x, coll_kind::barrier, 0, alg)) return rc;
+    if (int rc = choose(x, coll_kind::barrier, shape_of(x, 0), alg)) return rc;
     coll_barrier_dissemination(*x.s);
     expect(x, coll_kind::barrier, -1, coll_check_rule::none);
     return launch(x);
@@ -207,9 +218,8 @@ int do_bcast(call &x, void *buf, size_t count, weft_datatype type, int root, wef
     } else if (int rc = image_out(x, buf, &count, &zero, 1, *t, img)) {
         return rc;
     }
-    int n = x.c->size;
     int alg;
-    if (int rc = choose(x, coll_kind::bcast, bytes < 16384 || n < 3 ? 0 : 1, alg)) return rc;
+    if (int rc = choose(x, coll_kind::bcast, shape_of(x, bytes), alg)) return rc;
     if (alg == 0)
         coll_bcast_binomial(*x.s, img, bytes, root);
     else if (int rc = coll_bcast_scatter_allgather(*x.s, img, bytes, root))
@@ -245,7 +255,7 @@ int do_reduce(call &x, const void *in, void *out, size_t count, weft_datatype ty
     if (!at_root && in == WEFT_IN_PLACE) return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid at the root", x.fn);
     if (int rc = reduce_args(x, in, out, count, type, op, at_root, bytes, elem)) return rc;
     int alg;
-    if (int rc = choose(x, coll_kind::reduce, 0, alg)) return rc;
+    if (int rc = choose(x, coll_kind::reduce, shape_of(x, bytes, count), alg)) return rc;
     auto *o = static_cast<char *>(out);
     int rc = alg == 0 ? coll_reduce_binomial(*x.s, static_cast<const char *>(in), o, count, elem, root)
                       : coll_reduce_linear(*x.s, static_cast<const char *>(in), o, count, elem, root);
@@ -257,13 +267,8 @@ int do_allreduce(call &x, const void *in, void *out, size_t count, weft_datatype
     if (int rc = begin(x, comm)) return rc;
     size_t bytes, elem;
     if (int rc = reduce_args(x, in, out, count, type, op, true, bytes, elem)) return rc;
-    int n = x.c->size;
-    int pof2 = 1;
-    while (pof2 * 2 <= n) pof2 *= 2;
-    bool large = bytes > 8192 && count >= static_cast<size_t>(pof2);
     int alg;
-    if (int rc = choose(x, coll_kind::allreduce, large ? 1 : 0, alg)) return rc;
-    if (!x.s->op.commutative || count < static_cast<size_t>(n)) alg = 0;  // the others reorder operands
+    if (int rc = choose(x, coll_kind::allreduce, shape_of(x, bytes, count), alg)) return rc;
     auto *o = static_cast<char *>(out);
     x.s->copy(in, o, bytes);
     x.s->end_round();
@@ -355,8 +360,6 @@ int do_gather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype st
     }
     if (!in_place)
         if (int rc = image_in(x, sbuf, 0, scount, *st, own)) return rc;
-    int alg;
-    if (int rc = v ? choose(x, coll_kind::gatherv, 0, alg) : choose(x, coll_kind::gather, sbytes >= 65536 ? 1 : 0, alg)) return rc;
     // The binomial tree forwards whole subtrees: uniform, densely packed blocks only.
     bool dense = !at_root || (offs.size() == static_cast<size_t>(n) && [&] {
         for (int i = 0; i < n; ++i)
@@ -364,7 +367,9 @@ int do_gather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype st
                 return false;
         return true;
     }());
-    if (!v && alg == 0 && dense) {
+    int alg;
+    if (int rc = choose(x, v ? coll_kind::gatherv : coll_kind::gather, shape_of(x, sbytes, 0, dense), alg)) return rc;
+    if (!v && alg == 0) {
         if (int rc = coll_gather_binomial(*x.s, own, out, sbytes, root)) return rc;
     } else {
         coll_gather_linear(*x.s, own, sbytes, out, bytes.data(), offs.data(), root);
@@ -413,15 +418,15 @@ int do_scatter(call &x, bool v, const void *sbuf, size_t scount, const size_t *s
     } else {
         rbytes = bytes[static_cast<size_t>(me)];
     }
-    int alg;
-    if (int rc = v ? choose(x, coll_kind::scatterv, 0, alg) : choose(x, coll_kind::scatter, rbytes >= 65536 ? 1 : 0, alg)) return rc;
     bool dense = !at_root || [&] {
         for (int i = 0; i < n; ++i)
             if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * rbytes || bytes[static_cast<size_t>(i)] != rbytes)
                 return false;
         return true;
     }();
-    if (!v && alg == 0 && dense) {
+    int alg;
+    if (int rc = choose(x, v ? coll_kind::scatterv : coll_kind::scatter, shape_of(x, rbytes, 0, dense), alg)) return rc;
+    if (!v && alg == 0) {
         if (int rc = coll_scatter_binomial(*x.s, in, own, rbytes, root)) return rc;
     } else {
         coll_scatter_linear(*x.s, in, bytes.data(), offs.data(), own, rbytes, root);
@@ -469,12 +474,12 @@ int do_allgather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype
     }
     x.s->copy(own, out + offs[static_cast<size_t>(me)], mine);
     x.s->end_round();
-    int alg;
-    if (int rc = v ? choose(x, coll_kind::allgatherv, 0, alg) : choose(x, coll_kind::allgather, mine * static_cast<size_t>(n) < 81920 ? 1 : 0, alg)) return rc;
     bool dense = true;
     for (int i = 0; i < n; ++i)
         if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * mine || bytes[static_cast<size_t>(i)] != mine) dense = false;
-    if (!v && alg == 1 && dense) {
+    int alg;
+    if (int rc = choose(x, v ? coll_kind::allgatherv : coll_kind::allgather, shape_of(x, mine, 0, dense), alg)) return rc;
+    if (!v && alg == 1) {
         if (int rc = coll_allgather_bruck(*x.s, out, mine)) return rc;
     } else {
         coll_allgather_ring(*x.s, out, bytes.data(), offs.data());
@@ -564,8 +569,7 @@ int do_alltoall(call &x, bool v, const void *sbuf, size_t scount, const size_t *
     if (int rc = image_out(x, rbuf, rcv_counts.data(), rcv_displs.data(), n, *rt, out)) return rc;
     size_t block = rbytes[static_cast<size_t>(x.c->rank)];
     int alg;
-    // alltoallv: block sizes differ between ranks, so the automatic choice must not use them.
-    if (int rc = choose(x, v ? coll_kind::alltoallv : coll_kind::alltoall, v || block < 32768 ? 1 : 0, alg)) return rc;
+    if (int rc = choose(x, v ? coll_kind::alltoallv : coll_kind::alltoall, shape_of(x, block), alg)) return rc;
     if (alg == 0)
         coll_alltoall_pairwise(*x.s, in, sbytes.data(), soffs.data(), out, rbytes.data(), roffs.data());
     else
@@ -594,8 +598,7 @@ int do_reduce_scatter_block(call &x, const void *in, void *out, size_t count, we
         src = copy;
     }
     int alg;
-    if (int rc = choose(x, coll_kind::reduce_scatter_block, bytes >= 512 && x.s->op.commutative ? 1 : 0, alg)) return rc;
-    if (!x.s->op.commutative) alg = 0;
+    if (int rc = choose(x, coll_kind::reduce_scatter_block, shape_of(x, bytes, count), alg)) return rc;
     auto *o = static_cast<char *>(out);
     int rc = alg == 0 ? coll_reduce_scatter_block_pairwise(*x.s, src, o, count, elem)
                       : coll_reduce_scatter_block_ring(*x.s, src, o, count, elem);
@@ -615,7 +618,7 @@ int do_scan(call &x, const void *in, void *out, size_t count, weft_datatype type
         x.s->end_round();
     }
     int alg;
-    if (int rc = choose(x, exclusive ? coll_kind::exscan : coll_kind::scan, 0, alg)) return rc;
+    if (int rc = choose(x, exclusive ? coll_kind::exscan : coll_kind::scan, shape_of(x, bytes, count), alg)) return rc;
     int rc = alg == 0 ? coll_scan_recursive_doubling(*x.s, i, o, count, elem, exclusive)
                       : coll_scan_linear(*x.s, i, o, count, elem, exclusive);
     expect(x, exclusive ? coll_kind::exscan : coll_kind::scan, -1, coll_check_rule::equal, bytes);

@@ -64,4 +64,42 @@ int coll_forced(coll_kind k, const char *fn, int &rc) {
     return unset;
 }
 
+int coll_choose(coll_kind k, const coll_shape &s, int forced) {
+    int n = s.procs;
+    int automatic = 0;
+    switch (k) {
+    case coll_kind::bcast: automatic = s.bytes < 16384 || n < 3 ? 0 : 1; break;
+    case coll_kind::allreduce: {
+        int pof2 = 1;
+        while (pof2 * 2 <= n) pof2 *= 2;
+        bool large = s.bytes > 8192 && s.count >= static_cast<size_t>(pof2);
+        automatic = large ? 1 : 0;
+        break;
+    }
+    case coll_kind::gather:
+    case coll_kind::scatter: automatic = s.bytes >= 65536 ? 1 : 0; break;
+    case coll_kind::allgather: automatic = s.bytes * static_cast<size_t>(n) < 81920 ? 1 : 0; break;
+    // alltoallv: block sizes differ between ranks, so the automatic choice must not use them.
+    case coll_kind::alltoall: automatic = s.bytes < 32768 ? 1 : 0; break;
+    case coll_kind::alltoallv: automatic = 1; break;
+    case coll_kind::reduce_scatter_block: automatic = s.bytes >= 512 && s.commutative ? 1 : 0; break;
+    default: break;
+    }
+    int alg = forced >= 0 ? forced : automatic;
+    switch (k) {
+    case coll_kind::allreduce:
+        if (!s.commutative || s.count < static_cast<size_t>(n)) alg = 0;  // the others reorder operands
+        break;
+    case coll_kind::reduce_scatter_block:
+        if (!s.commutative) alg = 0;
+        break;
+    // The binomial tree forwards whole subtrees: uniform, densely packed blocks only.
+    case coll_kind::gather:
+    case coll_kind::scatter: alg = alg == 0 && s.dense ? 0 : 1; break;
+    case coll_kind::allgather: alg = alg == 1 && s.dense ? 1 : 0; break;
+    default: break;
+    }
+    return alg;
+}
+
 }  // namespace weft
