@@ -5,7 +5,7 @@
 // kept as the regression record): a change of choice fails here and shows the lines that differ.
 //
 // Rewrite the record after an intended change of choices:
-//   WEFT_COLL_SELECTION_WRITE=tests/unit/coll_selection.txt build/tests/unit/weft-test-coll-select
+//   WEFT_COLL_SELECTION_WRITE=tests/unit/coll_selection.txt build/bin/weft-test-coll-select
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "coll/coll_select.hpp"
+#include "coll/coll_registry.hpp"
 
 namespace {
 
@@ -41,16 +41,20 @@ coll_shape shape(size_t bytes, size_t count, int procs, bool commutative, bool d
 }
 
 std::string kind_name(coll_kind k) {
-    std::string v = weft::coll_algorithm_table(k).variable;  // WEFT_COLL_<NAME>
+    std::string v = weft::coll_variable(k);  // WEFT_COLL_<NAME>
     std::string name = v.substr(std::string("WEFT_COLL_").size());
     for (char &ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     return name;
 }
 
-int algorithm_count(coll_kind k) {
-    int n = 0;
-    while (weft::coll_algorithm_table(k).names[n] != nullptr) ++n;
-    return n;
+int algorithm_count(coll_kind k) { return static_cast<int>(weft::coll_rows(k).size()); }
+const char *algorithm_name(coll_kind k, int a) { return weft::coll_rows(k)[static_cast<size_t>(a)].name; }
+
+// The index (in the collective's rows) of what runs for s; forced: an index, or -1 (auto).
+int choose(coll_kind k, const coll_shape &s, int forced) {
+    auto rows = weft::coll_rows(k);
+    const weft::coll_algorithm *f = forced < 0 ? nullptr : &rows[static_cast<size_t>(forced)];
+    return static_cast<int>(&weft::coll_choose(k, s, f) - rows.data());
 }
 
 // One digit per (commutative 0/1) x (dense 0/1) x (processes 1..9), in groups of 9; a single
@@ -61,8 +65,7 @@ std::string choices(coll_kind k, int forced, size_t bytes, size_t count) {
         for (int dense = 0; dense < 2; ++dense) {
             if (!out.empty()) out += ' ';
             for (int procs = 1; procs <= 9; ++procs)
-                out += static_cast<char>('0' + weft::coll_choose(k, shape(bytes, count, procs, commutative, dense),
-                                                                 forced));
+                out += static_cast<char>('0' + choose(k, shape(bytes, count, procs, commutative, dense), forced));
         }
     bool uniform = true;
     for (char ch : out)
@@ -82,10 +85,10 @@ std::vector<std::string> enumerate() {
         auto k = static_cast<coll_kind>(ki);
         std::string name = kind_name(k), head = name + ":";
         for (int a = 0; a < algorithm_count(k); ++a)
-            head += " " + std::to_string(a) + "=" + weft::coll_algorithm_table(k).names[a];
+            head += " " + std::to_string(a) + "=" + algorithm_name(k, a);
         lines.push_back(head);
         for (int forced = -1; forced < algorithm_count(k); ++forced) {
-            std::string fname = forced < 0 ? "auto" : weft::coll_algorithm_table(k).names[forced];
+            std::string fname = forced < 0 ? "auto" : algorithm_name(k, forced);
             for (size_t elem : {size_t{1}, size_t{4096}}) {
                 std::vector<size_t> grid;
                 if (elem == 1)
@@ -139,8 +142,7 @@ TEST(CollSelect, GridMatchesRecord) {
 // The grid really reaches both sides of each threshold (else the record proves little).
 TEST(CollSelect, GridCrossesEveryThreshold) {
     auto pick = [](coll_kind k, size_t bytes, size_t count, int procs, bool commutative = true, bool dense = true) {
-        return std::string(
-            weft::coll_algorithm_table(k).names[weft::coll_choose(k, shape(bytes, count, procs, commutative, dense), -1)]);
+        return std::string(algorithm_name(k, choose(k, shape(bytes, count, procs, commutative, dense), -1)));
     };
     EXPECT_EQ(pick(coll_kind::bcast, 16383, 16383, 3), "binomial");
     EXPECT_EQ(pick(coll_kind::bcast, 16384, 16384, 3), "scatter_allgather");
@@ -164,6 +166,22 @@ TEST(CollSelect, GridCrossesEveryThreshold) {
     EXPECT_EQ(pick(coll_kind::reduce_scatter_block, 511, 0, 4), "pairwise");
     EXPECT_EQ(pick(coll_kind::reduce_scatter_block, 512, 0, 4), "ring");
     EXPECT_EQ(pick(coll_kind::reduce_scatter_block, 512, 0, 4, false), "pairwise");
+}
+
+// The rows name their collective, and the names within one collective differ.
+TEST(CollSelect, RegistryRows) {
+    for (int ki = 0; ki < static_cast<int>(coll_kind::count_); ++ki) {
+        auto k = static_cast<coll_kind>(ki);
+        EXPECT_EQ(weft::coll_kind_name(k), kind_name(k));
+        auto rows = weft::coll_rows(k);
+        ASSERT_FALSE(rows.empty()) << kind_name(k);
+        for (size_t i = 0; i < rows.size(); ++i) {
+            EXPECT_EQ(rows[i].kind, k);
+            EXPECT_NE(rows[i].build, nullptr);
+            EXPECT_STRNE(rows[i].when, "");
+            for (size_t j = 0; j < i; ++j) EXPECT_STRNE(rows[i].name, rows[j].name) << kind_name(k);
+        }
+    }
 }
 
 }  // namespace
