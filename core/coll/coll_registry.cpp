@@ -193,3 +193,18 @@ const coll_algorithm *coll_select(coll_kind k, const coll_shape &s, const char *
 
 }  // namespace weft
 
+using namespace weft;
+
+extern "C" int weft_query_collectives(weft_coll_report_fn fn, void *arg) {
+    if (fn == nullptr) return fail(WEFT_ERR_ARG, "weft_query_collectives: fn must not be NULL");
+    for (const coll_algorithm &a : rows) {
+        weft_coll_report_t r{};
+        r.struct_size = sizeof r;
+        r.collective = coll_kind_name(a.kind);
+        r.algorithm = a.name;
+        r.variable = coll_variable(a.kind);
+        r.when = a.when;
+        fn(&r, arg);
+    }
+    return WEFT_SUCCESS;
+}
