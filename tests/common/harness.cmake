@@ -1,8 +1,8 @@
 # The test harness shared by every suite (included by tests/CMakeLists.txt).
 #
 # weft-test-common: link it to get tests/common/ on the include path (watchdog.hpp,
-# weft_env.hpp, error_detail.hpp, collective_test.hpp, multiprocess_main.hpp); the program links
-# Weft itself (libweft, or the core's objects).
+# weft_env.hpp, error_detail.hpp, collective_test.hpp, multiprocess_main.hpp, mix64.hpp); the
+# program links Weft itself (libweft, or the core's objects).
 find_package(Threads REQUIRED)
 add_library(weft-test-common INTERFACE)
 target_include_directories(weft-test-common INTERFACE ${CMAKE_CURRENT_LIST_DIR})
