@@ -70,16 +70,14 @@ inline int gpu_stream_create(cudaStream_t cs, weft_stream *s) {
     return rc;
 }
 
-// Weft for the whole program; also decides, with every process, whether the device is usable.
-class environment : public ::testing::Environment {
+// Weft for the whole program (the stream tests' environment, which also finalizes); also
+// decides, with every process, whether the device is usable.
+class environment : public streams_test::environment {
   public:
-    explicit environment(const char *name) : name_(name) {}
+    using streams_test::environment::environment;
     void SetUp() override {
-        int provided = -1;
-        int rc = weft_init_thread(nullptr, nullptr, required_level(), &provided);
-        ASSERT_EQ(rc, WEFT_SUCCESS) << "weft_init_thread: " << detail();
-        provided_level() = provided;
-        watchdog::get().start(world_rank());
+        init();
+        if (::testing::Test::HasFatalFailure()) return;
         std::string mine = local_device_problem();
         // Every process must skip or run together: a test half skipped would hang its peer.
         int ok = mine.empty() ? 1 : 0, all_ok = 0;
@@ -94,10 +92,6 @@ class environment : public ::testing::Environment {
             std::fflush(stdout);
         }
     }
-    void TearDown() override { EXPECT_EQ(harness::finalize_watched(), WEFT_SUCCESS) << detail(); }
-
-  private:
-    const char *name_;
 };
 
 // Every test: both processes in step (collective_test), a non-blocking cudaStream_t, its Weft

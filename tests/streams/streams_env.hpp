@@ -61,11 +61,8 @@ class environment : public ::testing::Environment {
   public:
     explicit environment(const char *name) : name_(name) {}
     void SetUp() override {
-        int provided = -1;
-        int rc = weft_init_thread(nullptr, nullptr, required_level(), &provided);
-        ASSERT_EQ(rc, WEFT_SUCCESS) << "weft_init_thread: " << detail();
-        provided_level() = provided;
-        watchdog::get().start(world_rank());
+        init();
+        if (::testing::Test::HasFatalFailure()) return;
         harness::runtime rt;
         ASSERT_TRUE(harness::runtime_info(rt));
         if (world_rank() == 0) {
@@ -73,14 +70,22 @@ class environment : public ::testing::Environment {
                        *rv = std::getenv("WEFT_RESERVED_VCIS");
             std::printf("%s: %d processes, fabric=%s bootstrap=%s thread level=%d (asked %d) WEFT_NUM_VCIS=%s "
                         "WEFT_THREAD_CS=%s WEFT_RESERVED_VCIS=%s\n",
-                        name_, world_size(), rt.fabric.c_str(), rt.bootstrap.c_str(), provided, required_level(),
-                        nv ? nv : "-", cs ? cs : "-", rv ? rv : "-");
+                        name_, world_size(), rt.fabric.c_str(), rt.bootstrap.c_str(), provided_level(),
+                        required_level(), nv ? nv : "-", cs ? cs : "-", rv ? rv : "-");
             std::fflush(stdout);
         }
     }
     void TearDown() override { EXPECT_EQ(harness::finalize_watched(), WEFT_SUCCESS) << detail(); }
 
-  private:
+  protected:
+    // weft_init_thread at required_level(), then the watchdog (a fatal failure when init fails).
+    void init() {
+        int provided = -1;
+        int rc = weft_init_thread(nullptr, nullptr, required_level(), &provided);
+        ASSERT_EQ(rc, WEFT_SUCCESS) << "weft_init_thread: " << detail();
+        provided_level() = provided;
+        watchdog::get().start(world_rank());
+    }
     const char *name_;
 };
 
