@@ -43,6 +43,7 @@ class periodic_check {
         if (thread_.joinable()) return;
         period_ = period;
         check_ = std::move(check);
+        quit_ = false;  // no thread runs: no lock needed
         thread_ = std::thread([this] { loop(); });
     }
     void stop() {
