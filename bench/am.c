@@ -35,8 +35,7 @@ typedef struct options {
     int pin;
 } options;
 
-static void usage(FILE *f, const char *prog)
-{
+static void usage(FILE *f, const char *prog) {
     fprintf(f,
             "Usage: weftrun -n 2 %s [options]\n"
             "PGAS active-message latency and throughput between kernel 0 (rank 0) and kernel 1\n"
@@ -62,35 +61,28 @@ static void usage(FILE *f, const char *prog)
             prog);
 }
 
-static int parse_kinds(const char *list, int kinds[KIND_COUNT])
-{
-    for (int k = 0; k < KIND_COUNT; k++)
-        kinds[k] = 0;
+static int parse_kinds(const char *list, int kinds[KIND_COUNT]) {
+    for (int k = 0; k < KIND_COUNT; k++) kinds[k] = 0;
     const char *s = list;
     while (*s) {
         size_t len = strcspn(s, ",");
         int found = 0;
         if (len == 3 && strncmp(s, "all", 3) == 0) {
-            for (int k = 0; k < KIND_COUNT; k++)
-                kinds[k] = 1;
+            for (int k = 0; k < KIND_COUNT; k++) kinds[k] = 1;
             found = 1;
         }
         for (int k = 0; k < KIND_COUNT && !found; k++)
-            if (strlen(kind_names[k]) == len && strncmp(s, kind_names[k], len) == 0)
-                kinds[k] = found = 1;
-        if (!found)
-            return -1;
+            if (strlen(kind_names[k]) == len && strncmp(s, kind_names[k], len) == 0) kinds[k] = found = 1;
+        if (!found) return -1;
         s += len;
-        if (*s == ',')
-            s++;
+        if (*s == ',') s++;
     }
     return 0;
 }
 
 /* The receiver's stop handler: ends its progress loop.  It runs inside weft_pgas_progress on
  * the receiver's own thread, so a plain int is enough. */
-static void on_stop(weft_pgas kernel, const weft_am_info *info, void *user_data)
-{
+static void on_stop(weft_pgas kernel, const weft_am_info *info, void *user_data) {
     (void)kernel;
     (void)info;
     *(int *)user_data = 1;
@@ -100,53 +92,44 @@ static void on_stop(weft_pgas kernel, const weft_am_info *info, void *user_data)
 typedef struct sender {
     weft_pgas kernel;
     int kind;
-    char *buf;        /* caller buffer for medium and long */
+    char *buf; /* caller buffer for medium and long */
     size_t bytes;
 } sender;
 
 /* One message of the current kind to kernel 1, with an automatic reply. */
-static void send_one(const sender *s)
-{
+static void send_one(const sender *s) {
     switch (s->kind) {
-    case KIND_SHORT:
-        BENCH_CHECK(weft_am_short(s->kernel, 1, WEFT_AM_H_EMPTY, NULL, 0, 0));
-        break;
-    case KIND_MEDIUM:
-        BENCH_CHECK(weft_am_medium(s->kernel, 1, WEFT_AM_H_EMPTY, NULL, 0, s->buf, s->bytes, 0));
-        break;
-    case KIND_LONG:
-        BENCH_CHECK(weft_am_long(s->kernel, 1, WEFT_AM_H_EMPTY, NULL, 0, s->buf, s->bytes, 0, 0));
-        break;
-    case KIND_LONG_SEG:
-        BENCH_CHECK(weft_am_long_seg(s->kernel, 1, WEFT_AM_H_EMPTY, NULL, 0, 0, s->bytes, 0, 0));
-        break;
-    default:
-        break;
+        case KIND_SHORT: BENCH_CHECK(weft_am_short(s->kernel, 1, WEFT_AM_H_EMPTY, NULL, 0, 0)); break;
+        case KIND_MEDIUM:
+            BENCH_CHECK(weft_am_medium(s->kernel, 1, WEFT_AM_H_EMPTY, NULL, 0, s->buf, s->bytes, 0));
+            break;
+        case KIND_LONG:
+            BENCH_CHECK(weft_am_long(s->kernel, 1, WEFT_AM_H_EMPTY, NULL, 0, s->buf, s->bytes, 0, 0));
+            break;
+        case KIND_LONG_SEG:
+            BENCH_CHECK(weft_am_long_seg(s->kernel, 1, WEFT_AM_H_EMPTY, NULL, 0, 0, s->bytes, 0, 0));
+            break;
+        default: break;
     }
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
+static int compare_doubles(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* Value at quantile q (0..1) of n sorted samples (nearest rank). */
-static double quantile(const double *sorted, long n, double q)
-{
+static double quantile(const double *sorted, long n, double q) {
     long idx = (long)(q * (double)n + 0.999999) - 1;
-    if (idx < 0)
-        idx = 0;
-    if (idx >= n)
-        idx = n - 1;
+    if (idx < 0) idx = 0;
+    if (idx >= n) idx = n - 1;
     return sorted[idx];
 }
 
 /* Latency and throughput of one kind and size; prints the CSV row.  Returns 1 when a Long's
  * data did not arrive intact, else 0. */
-static int measure(const sender *s, const options *o, double *samples, double *burst_times,
-                   char *seg, size_t check_offset)
-{
+static int measure(const sender *s, const options *o, double *samples, double *burst_times, char *seg,
+                   size_t check_offset) {
     for (long i = 0; i < o->warmup; i++) {
         send_one(s);
         BENCH_CHECK(weft_am_wait_replies(s->kernel, 1));
@@ -161,14 +144,12 @@ static int measure(const sender *s, const options *o, double *samples, double *b
     double lat_median = quantile(samples, o->iters, 0.5), lat_p99 = quantile(samples, o->iters, 0.99);
 
     if (o->warmup > 0) {
-        for (long i = 0; i < o->burst; i++)
-            send_one(s);
+        for (long i = 0; i < o->burst; i++) send_one(s);
         BENCH_CHECK(weft_am_wait_replies(s->kernel, (size_t)o->burst));
     }
     for (long r = 0; r < o->reps; r++) {
         double t0 = weft_wtime();
-        for (long i = 0; i < o->burst; i++)
-            send_one(s);
+        for (long i = 0; i < o->burst; i++) send_one(s);
         BENCH_CHECK(weft_am_wait_replies(s->kernel, (size_t)o->burst));
         burst_times[r] = weft_wtime() - t0;
     }
@@ -176,32 +157,30 @@ static int measure(const sender *s, const options *o, double *samples, double *b
     double t = quantile(burst_times, o->reps, 0.5);
     double msgs_per_s = t > 0 ? (double)o->burst / t : 0.0;
     double gbps = t > 0 ? (double)o->burst * (double)s->bytes * 8.0 / t / 1e9 : 0.0;
-    printf("%s,%zu,%.3f,%.3f,%.4f,%.0f\n", kind_names[s->kind], s->bytes, lat_median * 1e6,
-           lat_p99 * 1e6, gbps, msgs_per_s);
+    printf("%s,%zu,%.3f,%.3f,%.4f,%.0f\n", kind_names[s->kind], s->bytes, lat_median * 1e6, lat_p99 * 1e6, gbps,
+           msgs_per_s);
     fflush(stdout);
 
     /* Long kinds: read the receiver's landing area back and compare with what was sent. */
     if (s->kind == KIND_LONG || s->kind == KIND_LONG_SEG) {
         const char *sent = s->kind == KIND_LONG ? s->buf : seg;
         memset(seg + check_offset, 0, s->bytes);
-        BENCH_CHECK(weft_am_get_long(s->kernel, 1, WEFT_AM_H_EMPTY, NULL, 0, 0, s->bytes,
-                                     check_offset, 0));
+        BENCH_CHECK(weft_am_get_long(s->kernel, 1, WEFT_AM_H_EMPTY, NULL, 0, 0, s->bytes, check_offset, 0));
         BENCH_CHECK(weft_am_wait_replies(s->kernel, 1));
         if (memcmp(seg + check_offset, sent, s->bytes) != 0) {
-            fprintf(stderr, "weft-am: %s of %zu bytes: the receiver's segment differs from what "
-                            "was sent\n", kind_names[s->kind], s->bytes);
+            fprintf(stderr,
+                    "weft-am: %s of %zu bytes: the receiver's segment differs from what "
+                    "was sent\n",
+                    kind_names[s->kind], s->bytes);
             return 1;
         }
     }
     return 0;
 }
 
-int main(int argc, char **argv)
-{
-    options o = {.min_bytes = 8, .max_bytes = 4096, .iters = 1000, .burst = 1000,
-                 .warmup = 100, .reps = 5};
-    for (int k = 0; k < KIND_COUNT; k++)
-        o.kinds[k] = 1;
+int main(int argc, char **argv) {
+    options o = {.min_bytes = 8, .max_bytes = 4096, .iters = 1000, .burst = 1000, .warmup = 100, .reps = 5};
+    for (int k = 0; k < KIND_COUNT; k++) o.kinds[k] = 1;
 
     BENCH_CHECK(weft_init(&argc, &argv));
     int rank = 0, size = 0;
@@ -209,36 +188,35 @@ int main(int argc, char **argv)
     BENCH_CHECK(weft_comm_size(WEFT_COMM_WORLD, &size));
 
     static const struct option longopts[] = {
-        {"kinds", required_argument, NULL, 'k'},  {"min", required_argument, NULL, 'm'},
-        {"max", required_argument, NULL, 'M'},    {"iters", required_argument, NULL, 'i'},
-        {"burst", required_argument, NULL, 'n'},  {"warmup", required_argument, NULL, 'w'},
-        {"reps", required_argument, NULL, 'r'},   {"pin", no_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+        {"kinds", required_argument, NULL, 'k'}, {"min", required_argument, NULL, 'm'},
+        {"max", required_argument, NULL, 'M'},   {"iters", required_argument, NULL, 'i'},
+        {"burst", required_argument, NULL, 'n'}, {"warmup", required_argument, NULL, 'w'},
+        {"reps", required_argument, NULL, 'r'},  {"pin", no_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
     int opt, bad = 0;
     opterr = rank == 0; /* only rank 0 complains about bad options */
     while ((opt = getopt_long(argc, argv, "k:m:M:i:n:w:r:ph", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'k': bad |= parse_kinds(optarg, o.kinds); break;
-        case 'm': bad |= bench_parse_size(optarg, &o.min_bytes); break;
-        case 'M': bad |= bench_parse_size(optarg, &o.max_bytes); break;
-        case 'i': bad |= bench_parse_long(optarg, 1, &o.iters); break;
-        case 'n': bad |= bench_parse_long(optarg, 1, &o.burst); break;
-        case 'w': bad |= bench_parse_long(optarg, 0, &o.warmup); break;
-        case 'r': bad |= bench_parse_long(optarg, 1, &o.reps); break;
-        case 'p': o.pin = 1; break;
-        case 'h':
-            if (rank == 0)
-                usage(stdout, argv[0]);
-            weft_finalize();
-            return 0;
-        default: bad = 1; break;
+            case 'k': bad |= parse_kinds(optarg, o.kinds); break;
+            case 'm': bad |= bench_parse_size(optarg, &o.min_bytes); break;
+            case 'M': bad |= bench_parse_size(optarg, &o.max_bytes); break;
+            case 'i': bad |= bench_parse_long(optarg, 1, &o.iters); break;
+            case 'n': bad |= bench_parse_long(optarg, 1, &o.burst); break;
+            case 'w': bad |= bench_parse_long(optarg, 0, &o.warmup); break;
+            case 'r': bad |= bench_parse_long(optarg, 1, &o.reps); break;
+            case 'p': o.pin = 1; break;
+            case 'h':
+                if (rank == 0) usage(stdout, argv[0]);
+                weft_finalize();
+                return 0;
+            default: bad = 1; break;
         }
     }
     if (bad || optind != argc || o.min_bytes > o.max_bytes || o.min_bytes == 0) {
         if (rank == 0) {
             fprintf(stderr, "%s: bad arguments%s\n", argv[0],
                     o.min_bytes > o.max_bytes ? " (MIN > MAX)"
-                    : o.min_bytes == 0        ? " (MIN must be > 0; short is the 0-byte row)"
+                        : o.min_bytes == 0    ? " (MIN must be > 0; short is the 0-byte row)"
                                               : "");
             usage(stderr, argv[0]);
         }
@@ -267,27 +245,27 @@ int main(int argc, char **argv)
     BENCH_CHECK(weft_am_max_medium(kernel, &max_medium));
     BENCH_CHECK(weft_am_max_long(kernel, &max_long));
     static int stop = 0;
-    if (me == 1)
-        BENCH_CHECK(weft_am_register(kernel, HANDLER_STOP, on_stop, &stop));
+    if (me == 1) BENCH_CHECK(weft_am_register(kernel, HANDLER_STOP, on_stop, &stop));
     /* Nobody sends before the stop handler exists. */
     BENCH_CHECK(weft_pgas_barrier(kernel));
 
     int mismatches = 0;
     if (me == 1) {
-        while (!stop)
-            BENCH_CHECK(weft_pgas_progress(kernel));
+        while (!stop) BENCH_CHECK(weft_pgas_progress(kernel));
     } else {
         char fabric[256];
         bench_fabric_name(fabric, sizeof fabric);
-        printf("# weft-am: fabric %s; kernel 0 -> kernel 1, handler WEFT_AM_H_EMPTY, automatic "
-               "replies\n", fabric);
-        printf("# latency: median and p99 of %ld round trips (message + reply) after %ld warm-up; "
-               "throughput: median of %ld bursts of %ld messages + wait_replies\n",
-               o.iters, o.warmup, o.reps, o.burst);
-        printf("# limits: weft_am_max_medium %zu B, weft_am_max_long %zu B%s\n", max_medium,
-               max_long, o.pin ? "" : "; not pinned (-p pins)");
-        if (o.pin)
-            printf("# pinned: rank 0 -> CPU %d, rank 1 -> CPU %d\n", cpus[0], cpus[1]);
+        printf(
+            "# weft-am: fabric %s; kernel 0 -> kernel 1, handler WEFT_AM_H_EMPTY, automatic "
+            "replies\n",
+            fabric);
+        printf(
+            "# latency: median and p99 of %ld round trips (message + reply) after %ld warm-up; "
+            "throughput: median of %ld bursts of %ld messages + wait_replies\n",
+            o.iters, o.warmup, o.reps, o.burst);
+        printf("# limits: weft_am_max_medium %zu B, weft_am_max_long %zu B%s\n", max_medium, max_long,
+               o.pin ? "" : "; not pinned (-p pins)");
+        if (o.pin) printf("# pinned: rank 0 -> CPU %d, rank 1 -> CPU %d\n", cpus[0], cpus[1]);
         printf("kind,bytes,latency_us_median,latency_us_p99,throughput_gbps,msgs_per_s\n");
         fflush(stdout);
 
@@ -299,17 +277,17 @@ int main(int argc, char **argv)
         double *samples = malloc((size_t)o.iters * sizeof *samples);
         double *burst_times = malloc((size_t)o.reps * sizeof *burst_times);
         if (!buf || !samples || !burst_times || seg_size < 2 * o.max_bytes) {
-            fprintf(stderr, "weft-am: cannot allocate %zu bytes (or segment of %zu bytes too "
-                            "small)\n", o.max_bytes, seg_size);
+            fprintf(stderr,
+                    "weft-am: cannot allocate %zu bytes (or segment of %zu bytes too "
+                    "small)\n",
+                    o.max_bytes, seg_size);
             weft_abort(WEFT_COMM_WORLD, 1);
             return 1;
         }
         size_t first = 1; /* MIN rounded up to a power of two */
-        while (first < o.min_bytes)
-            first *= 2;
+        while (first < o.min_bytes) first *= 2;
         for (int kind = 0; kind < KIND_COUNT; kind++) {
-            if (!o.kinds[kind])
-                continue;
+            if (!o.kinds[kind]) continue;
             sender s = {.kernel = kernel, .kind = kind, .buf = buf, .bytes = 0};
             if (kind == KIND_SHORT) {
                 mismatches += measure(&s, &o, samples, burst_times, seg, check_offset);
@@ -318,14 +296,12 @@ int main(int argc, char **argv)
             size_t limit = kind == KIND_MEDIUM ? max_medium : max_long;
             for (size_t n = first; n <= o.max_bytes && n > 0; n *= 2) {
                 if (n > limit) {
-                    printf("# %s: %zu B and above exceed the limit (%zu B); skipped\n",
-                           kind_names[kind], n, limit);
+                    printf("# %s: %zu B and above exceed the limit (%zu B); skipped\n", kind_names[kind], n, limit);
                     break;
                 }
                 /* A pattern per kind and size, so a stale landing area is noticed. */
                 char *src = kind == KIND_LONG_SEG ? seg : buf;
-                for (size_t b = 0; b < n; b++)
-                    src[b] = (char)((b * 31 + n + (size_t)kind * 7) & 0xff);
+                for (size_t b = 0; b < n; b++) src[b] = (char)((b * 31 + n + (size_t)kind * 7) & 0xff);
                 s.bytes = n;
                 mismatches += measure(&s, &o, samples, burst_times, seg, check_offset);
             }

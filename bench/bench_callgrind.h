@@ -21,8 +21,7 @@
 #define RUNNING_ON_VALGRIND 0
 #endif
 enum { CG_NONE, CG_LOOP, CG_WINDOW };
-static int cg_mode(void)
-{
+static int cg_mode(void) {
     const char *v = getenv("BENCH_CG");
     if (!v) return CG_NONE;
     return !strcmp(v, "window") ? CG_WINDOW : !strcmp(v, "loop") ? CG_LOOP : CG_NONE;
@@ -31,8 +30,7 @@ static int cg_mode(void)
  * microseconds before each timed window, outside the counted region, so that the peer has
  * sent the whole window by then and the count does not include polls spent waiting for a peer
  * that the machine's load keeps off its core. */
-static unsigned cg_settle_us(void)
-{
+static unsigned cg_settle_us(void) {
     const char *v = getenv("BENCH_CG_SETTLE_US");
     return v && RUNNING_ON_VALGRIND ? (unsigned)strtoul(v, NULL, 10) : 0;
 }

@@ -47,16 +47,13 @@
 #include "bench_util.h" /* option parsing and pinning, shared with the other benchmarks */
 
 enum { CB_BARRIER_ID, CB_BCAST_ID, CB_ALLREDUCE_ID, CB_ALLGATHER_ID, CB_ALLTOALL_ID, CB_NCOLLS };
-static const char *const cb_names[CB_NCOLLS] = {"barrier", "bcast", "allreduce", "allgather",
-                                                "alltoall"};
+static const char *const cb_names[CB_NCOLLS] = {"barrier", "bcast", "allreduce", "allgather", "alltoall"};
 
 /* "barrier,bcast" or "all" -> which[]; returns 0 on success.  order[] keeps the given order. */
-static int cb_parse_colls(const char *list, int order[CB_NCOLLS], int *count)
-{
+static int cb_parse_colls(const char *list, int order[CB_NCOLLS], int *count) {
     *count = 0;
     if (strcmp(list, "all") == 0) {
-        for (int c = 0; c < CB_NCOLLS; c++)
-            order[(*count)++] = c;
+        for (int c = 0; c < CB_NCOLLS; c++) order[(*count)++] = c;
         return 0;
     }
     const char *p = list;
@@ -65,24 +62,18 @@ static int cb_parse_colls(const char *list, int order[CB_NCOLLS], int *count)
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         int found = -1;
         for (int c = 0; c < CB_NCOLLS; c++)
-            if (strlen(cb_names[c]) == len && strncmp(p, cb_names[c], len) == 0)
-                found = c;
-        if (found < 0)
-            return -1;
+            if (strlen(cb_names[c]) == len && strncmp(p, cb_names[c], len) == 0) found = c;
+        if (found < 0) return -1;
         for (int k = 0; k < *count; k++)
-            if (order[k] == found)
-                found = -2; /* duplicate: ignore */
-        if (found >= 0)
-            order[(*count)++] = found;
+            if (order[k] == found) found = -2; /* duplicate: ignore */
+        if (found >= 0) order[(*count)++] = found;
         p += len;
-        if (*p == ',')
-            p++;
+        if (*p == ',') p++;
     }
     return *count > 0 ? 0 : -1;
 }
 
-static void cb_usage(FILE *f, const char *prog)
-{
+static void cb_usage(FILE *f, const char *prog) {
     fprintf(f,
             "Usage: %s %s [options]\n"
             "Latency of back-to-back collectives on the world communicator, per message size\n"
@@ -110,27 +101,23 @@ static void cb_usage(FILE *f, const char *prog)
             CB_LAUNCH, prog);
 }
 
-static unsigned char cb_byte(size_t a, size_t b, size_t k, size_t n)
-{
+static unsigned char cb_byte(size_t a, size_t b, size_t k, size_t n) {
     return (unsigned char)((a * 31 + b * 17 + k * 7 + n + 1) & 0xff);
 }
 
 /* One call of the collective being measured (the same in the warm-up and the timed loop). */
-static inline void cb_one_call(int coll, unsigned char *sbuf, unsigned char *rbuf, size_t n,
-                               size_t nfloats)
-{
+static inline void cb_one_call(int coll, unsigned char *sbuf, unsigned char *rbuf, size_t n, size_t nfloats) {
     switch (coll) {
-    case CB_BARRIER_ID: CB_BARRIER(); break;
-    case CB_BCAST_ID: CB_BCAST(sbuf, n, 0); break;
-    case CB_ALLREDUCE_ID: CB_ALLREDUCE_FSUM(sbuf, rbuf, nfloats); break;
-    case CB_ALLGATHER_ID: CB_ALLGATHER(sbuf, rbuf, n); break;
-    case CB_ALLTOALL_ID: CB_ALLTOALL(sbuf, rbuf, n); break;
-    default: break;
+        case CB_BARRIER_ID: CB_BARRIER(); break;
+        case CB_BCAST_ID: CB_BCAST(sbuf, n, 0); break;
+        case CB_ALLREDUCE_ID: CB_ALLREDUCE_FSUM(sbuf, rbuf, nfloats); break;
+        case CB_ALLGATHER_ID: CB_ALLGATHER(sbuf, rbuf, n); break;
+        case CB_ALLTOALL_ID: CB_ALLTOALL(sbuf, rbuf, n); break;
+        default: break;
     }
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     size_t min_size = 8, max_size = (size_t)4 << 20, large = 8192;
     long iters = 1000, warmup = 100;
     double time_cap = 0.0;
@@ -143,51 +130,46 @@ int main(int argc, char **argv)
     cb_parse_colls("all", order, &ncolls);
 
     static const struct option longopts[] = {
-        {"colls", required_argument, NULL, 'c'}, {"min", required_argument, NULL, 'm'},
-        {"max", required_argument, NULL, 'M'},   {"iters", required_argument, NULL, 'i'},
+        {"colls", required_argument, NULL, 'c'},  {"min", required_argument, NULL, 'm'},
+        {"max", required_argument, NULL, 'M'},    {"iters", required_argument, NULL, 'i'},
         {"warmup", required_argument, NULL, 'w'}, {"large", required_argument, NULL, 'L'},
-        {"time", required_argument, NULL, 't'},  {"pin", no_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"time", required_argument, NULL, 't'},   {"pin", no_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     int opt, bad = 0;
     opterr = rank == 0;
     while ((opt = getopt_long(argc, argv, "c:m:M:i:w:L:t:ph", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'c': bad |= cb_parse_colls(optarg, order, &ncolls); break;
-        case 'm': bad |= bench_parse_size(optarg, &min_size); break;
-        case 'M': bad |= bench_parse_size(optarg, &max_size); break;
-        case 'i': bad |= bench_parse_long(optarg, 1, &iters); break;
-        case 'w': bad |= bench_parse_long(optarg, 0, &warmup); break;
-        case 'L': bad |= bench_parse_size(optarg, &large); break;
-        case 't': {
-            char *end = NULL;
-            time_cap = strtod(optarg, &end);
-            bad |= end == optarg || *end != '\0' || time_cap < 0.0;
-            break;
-        }
-        case 'p': pin = 1; break;
-        case 'h':
-            if (rank == 0)
-                cb_usage(stdout, argv[0]);
-            CB_FINALIZE();
-            return 0;
-        default: bad = 1; break;
+            case 'c': bad |= cb_parse_colls(optarg, order, &ncolls); break;
+            case 'm': bad |= bench_parse_size(optarg, &min_size); break;
+            case 'M': bad |= bench_parse_size(optarg, &max_size); break;
+            case 'i': bad |= bench_parse_long(optarg, 1, &iters); break;
+            case 'w': bad |= bench_parse_long(optarg, 0, &warmup); break;
+            case 'L': bad |= bench_parse_size(optarg, &large); break;
+            case 't': {
+                char *end = NULL;
+                time_cap = strtod(optarg, &end);
+                bad |= end == optarg || *end != '\0' || time_cap < 0.0;
+                break;
+            }
+            case 'p': pin = 1; break;
+            case 'h':
+                if (rank == 0) cb_usage(stdout, argv[0]);
+                CB_FINALIZE();
+                return 0;
+            default: bad = 1; break;
         }
     }
-    if (min_size < 1)
-        min_size = 1;
+    if (min_size < 1) min_size = 1;
     if (bad || optind != argc || min_size > max_size || max_size > (size_t)INT_MAX / 2 ||
         max_size * (size_t)nprocs > (size_t)INT_MAX) {
         if (rank == 0) {
-            fprintf(stderr, "%s: bad arguments%s\n", argv[0],
-                    min_size > max_size ? " (MIN > MAX)" : "");
+            fprintf(stderr, "%s: bad arguments%s\n", argv[0], min_size > max_size ? " (MIN > MAX)" : "");
             cb_usage(stderr, argv[0]);
         }
         CB_FINALIZE();
         return 2;
     }
-    if (pin)
-        bench_pin(rank); /* says why when it fails */
+    if (pin) bench_pin(rank); /* says why when it fails */
 
     size_t cap = max_size * (size_t)nprocs;
     unsigned char *sbuf = malloc(cap), *rbuf = malloc(cap);
@@ -203,24 +185,23 @@ int main(int argc, char **argv)
         char desc[512];
         cb_describe(desc, sizeof desc);
         printf("# %s: %d ranks, %s\n", CB_PROG, nprocs, desc);
-        printf("# iters %ld warmup %ld (/10 above %zu B), time cap %g s per size; back-to-back "
-               "calls; avg/min/max over ranks of per-rank mean latency%s\n",
-               iters, warmup, large, time_cap, pin ? "; pinned" : "");
+        printf(
+            "# iters %ld warmup %ld (/10 above %zu B), time cap %g s per size; back-to-back "
+            "calls; avg/min/max over ranks of per-rank mean latency%s\n",
+            iters, warmup, large, time_cap, pin ? "; pinned" : "");
         printf("collective,bytes,avg_us,min_us,max_us,iters\n");
         fflush(stdout);
     }
 
     long mismatches = 0;
     size_t first = 1;
-    while (first < min_size)
-        first *= 2;
+    while (first < min_size) first *= 2;
     for (int ci = 0; ci < ncolls; ci++) {
         int coll = order[ci];
         for (size_t n = first; n <= max_size; n *= 2) {
             size_t bytes = coll == CB_BARRIER_ID ? 0 : n;
             size_t nfloats = n / sizeof(float);
-            if (coll == CB_ALLREDUCE_ID && nfloats == 0)
-                continue;
+            if (coll == CB_ALLREDUCE_ID && nfloats == 0) continue;
             long it = iters, wu = warmup;
             if (bytes > large) {
                 it = iters / 10 > 0 ? iters / 10 : 1;
@@ -229,35 +210,30 @@ int main(int argc, char **argv)
 
             /* Inputs (a pattern that depends on rank, peer, offset and size). */
             switch (coll) {
-            case CB_BCAST_ID:
-                for (size_t k = 0; k < n; k++)
-                    sbuf[k] = rank == 0 ? cb_byte(0, 0, k, n) : 0;
-                break;
-            case CB_ALLREDUCE_ID: {
-                float *f = (float *)(void *)sbuf;
-                for (size_t k = 0; k < nfloats; k++)
-                    f[k] = (float)((int)(k % 16) + rank);
-                memset(rbuf, 0, nfloats * sizeof(float));
-                break;
-            }
-            case CB_ALLGATHER_ID:
-                for (size_t k = 0; k < n; k++)
-                    sbuf[k] = cb_byte((size_t)rank, 0, k, n);
-                memset(rbuf, 0, n * (size_t)nprocs);
-                break;
-            case CB_ALLTOALL_ID:
-                for (int d = 0; d < nprocs; d++)
-                    for (size_t k = 0; k < n; k++)
-                        sbuf[(size_t)d * n + k] = cb_byte((size_t)rank, (size_t)d, k, n);
-                memset(rbuf, 0, n * (size_t)nprocs);
-                break;
-            default: break;
+                case CB_BCAST_ID:
+                    for (size_t k = 0; k < n; k++) sbuf[k] = rank == 0 ? cb_byte(0, 0, k, n) : 0;
+                    break;
+                case CB_ALLREDUCE_ID: {
+                    float *f = (float *)(void *)sbuf;
+                    for (size_t k = 0; k < nfloats; k++) f[k] = (float)((int)(k % 16) + rank);
+                    memset(rbuf, 0, nfloats * sizeof(float));
+                    break;
+                }
+                case CB_ALLGATHER_ID:
+                    for (size_t k = 0; k < n; k++) sbuf[k] = cb_byte((size_t)rank, 0, k, n);
+                    memset(rbuf, 0, n * (size_t)nprocs);
+                    break;
+                case CB_ALLTOALL_ID:
+                    for (int d = 0; d < nprocs; d++)
+                        for (size_t k = 0; k < n; k++) sbuf[(size_t)d * n + k] = cb_byte((size_t)rank, (size_t)d, k, n);
+                    memset(rbuf, 0, n * (size_t)nprocs);
+                    break;
+                default: break;
             }
 
             CB_BARRIER();
             double tw = CB_WTIME();
-            for (long i = 0; i < wu; i++)
-                cb_one_call(coll, sbuf, rbuf, n, nfloats);
+            for (long i = 0; i < wu; i++) cb_one_call(coll, sbuf, rbuf, n, nfloats);
             if (time_cap > 0.0 && wu > 0) {
                 /* Rank 0's warm-up time per call decides the count for everyone. */
                 double cnt = 0.0;
@@ -266,47 +242,42 @@ int main(int argc, char **argv)
                     cnt = per > 0.0 ? time_cap / per : (double)it;
                 }
                 CB_BCAST(&cnt, sizeof cnt, 0);
-                if (cnt < (double)it)
-                    it = cnt < 10.0 ? 10 : (long)cnt;
+                if (cnt < (double)it) it = cnt < 10.0 ? 10 : (long)cnt;
             }
             CB_BARRIER();
             double t0 = CB_WTIME();
-            for (long i = 0; i < it; i++)
-                cb_one_call(coll, sbuf, rbuf, n, nfloats);
+            for (long i = 0; i < it; i++) cb_one_call(coll, sbuf, rbuf, n, nfloats);
             double lat = (CB_WTIME() - t0) * 1e6 / (double)it;
 
             /* Check the last call's result. */
             long bad_here = 0;
             switch (coll) {
-            case CB_BCAST_ID:
-                for (size_t k = 0; k < n; k++)
-                    bad_here += sbuf[k] != cb_byte(0, 0, k, n);
-                break;
-            case CB_ALLREDUCE_ID: {
-                const float *f = (const float *)(const void *)rbuf;
-                for (size_t k = 0; k < nfloats; k++) {
-                    float want = (float)((double)nprocs * (double)(k % 16) +
-                                         (double)nprocs * (nprocs - 1) / 2.0);
-                    bad_here += f[k] != want;
+                case CB_BCAST_ID:
+                    for (size_t k = 0; k < n; k++) bad_here += sbuf[k] != cb_byte(0, 0, k, n);
+                    break;
+                case CB_ALLREDUCE_ID: {
+                    const float *f = (const float *)(const void *)rbuf;
+                    for (size_t k = 0; k < nfloats; k++) {
+                        float want = (float)((double)nprocs * (double)(k % 16) + (double)nprocs * (nprocs - 1) / 2.0);
+                        bad_here += f[k] != want;
+                    }
+                    break;
                 }
-                break;
-            }
-            case CB_ALLGATHER_ID:
-                for (int s = 0; s < nprocs; s++)
-                    for (size_t k = 0; k < n; k++)
-                        bad_here += rbuf[(size_t)s * n + k] != cb_byte((size_t)s, 0, k, n);
-                break;
-            case CB_ALLTOALL_ID:
-                for (int s = 0; s < nprocs; s++)
-                    for (size_t k = 0; k < n; k++)
-                        bad_here += rbuf[(size_t)s * n + k] !=
-                                    cb_byte((size_t)s, (size_t)rank, k, n);
-                break;
-            default: break;
+                case CB_ALLGATHER_ID:
+                    for (int s = 0; s < nprocs; s++)
+                        for (size_t k = 0; k < n; k++)
+                            bad_here += rbuf[(size_t)s * n + k] != cb_byte((size_t)s, 0, k, n);
+                    break;
+                case CB_ALLTOALL_ID:
+                    for (int s = 0; s < nprocs; s++)
+                        for (size_t k = 0; k < n; k++)
+                            bad_here += rbuf[(size_t)s * n + k] != cb_byte((size_t)s, (size_t)rank, k, n);
+                    break;
+                default: break;
             }
             if (bad_here) {
-                fprintf(stderr, "%s: rank %d: %s of %zu bytes: %ld wrong bytes/elements\n",
-                        CB_PROG, rank, cb_names[coll], n, bad_here);
+                fprintf(stderr, "%s: rank %d: %s of %zu bytes: %ld wrong bytes/elements\n", CB_PROG, rank,
+                        cb_names[coll], n, bad_here);
                 mismatches += bad_here;
             }
 
@@ -315,13 +286,11 @@ int main(int argc, char **argv)
             CB_REDUCE_DMAX(mx_in, mx_out, 3);
             CB_REDUCE_DSUM(&sum_in, &sum_out, 1);
             if (rank == 0) {
-                printf("%s,%zu,%.3f,%.3f,%.3f,%ld%s\n", cb_names[coll], bytes,
-                       sum_out / (double)nprocs, -mx_out[1], mx_out[0], it,
-                       mx_out[2] > 0 ? ",WRONG" : "");
+                printf("%s,%zu,%.3f,%.3f,%.3f,%ld%s\n", cb_names[coll], bytes, sum_out / (double)nprocs, -mx_out[1],
+                       mx_out[0], it, mx_out[2] > 0 ? ",WRONG" : "");
                 fflush(stdout);
             }
-            if (coll == CB_BARRIER_ID || n > max_size / 2)
-                break; /* barrier: one row; else avoid overflow past max */
+            if (coll == CB_BARRIER_ID || n > max_size / 2) break; /* barrier: one row; else avoid overflow past max */
         }
     }
     CB_BARRIER();

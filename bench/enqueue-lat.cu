@@ -26,8 +26,7 @@
 enum buffer_kind { BUF_HOST, BUF_PINNED, BUF_DEVICE };
 static const char *const buffer_names[] = {"host", "pinned", "device"};
 
-static void usage(FILE *f, const char *prog)
-{
+static void usage(FILE *f, const char *prog) {
     fprintf(f,
             "Usage: weftrun -n 2 %s [options]\n"
             "Round trip of an 8-byte weft_send_enqueue/weft_recv_enqueue between 2 processes\n"
@@ -45,20 +44,18 @@ static void usage(FILE *f, const char *prog)
             prog);
 }
 
-#define CUDA_CHECK(call)                                                                          \
-    do {                                                                                          \
-        cudaError_t cuda_rc_ = (call);                                                            \
-        if (cuda_rc_ != cudaSuccess) {                                                            \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,                   \
-                    cudaGetErrorString(cuda_rc_));                                                \
-            weft_abort(WEFT_COMM_WORLD, 1);                                                       \
-            exit(1);                                                                              \
-        }                                                                                         \
+#define CUDA_CHECK(call)                                                                                        \
+    do {                                                                                                        \
+        cudaError_t cuda_rc_ = (call);                                                                          \
+        if (cuda_rc_ != cudaSuccess) {                                                                          \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(cuda_rc_)); \
+            weft_abort(WEFT_COMM_WORLD, 1);                                                                     \
+            exit(1);                                                                                            \
+        }                                                                                                       \
     } while (0)
 
 /* Why device 0 cannot be used here, or "" when it can. */
-static void device_problem(char *why, size_t cap)
-{
+static void device_problem(char *why, size_t cap) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     why[0] = '\0';
@@ -68,17 +65,13 @@ static void device_problem(char *why, size_t cap)
         snprintf(why, cap, "no CUDA device: cudaGetDeviceCount found 0 devices");
     } else {
         e = cudaSetDevice(0);
-        if (e == cudaSuccess)
-            e = cudaFree(nullptr); /* the context now, not in the timed loop */
-        if (e != cudaSuccess)
-            snprintf(why, cap, "CUDA device 0 unusable: %s", cudaGetErrorString(e));
+        if (e == cudaSuccess) e = cudaFree(nullptr); /* the context now, not in the timed loop */
+        if (e != cudaSuccess) snprintf(why, cap, "CUDA device 0 unusable: %s", cudaGetErrorString(e));
     }
 }
 
 /* count round trips on the stream cs; with events, events[i + 1] is recorded after the i-th. */
-static void round_trips(int rank, void *buf, weft_comm comm, cudaStream_t cs, long count,
-                        cudaEvent_t *events)
-{
+static void round_trips(int rank, void *buf, weft_comm comm, cudaStream_t cs, long count, cudaEvent_t *events) {
     for (long i = 0; i < count; i++) {
         if (rank == 0) {
             BENCH_CHECK(weft_send_enqueue(buf, 8, WEFT_BYTE, 1, TAG_PING, comm));
@@ -87,29 +80,29 @@ static void round_trips(int rank, void *buf, weft_comm comm, cudaStream_t cs, lo
             BENCH_CHECK(weft_recv_enqueue(buf, 8, WEFT_BYTE, 0, TAG_PING, comm, WEFT_STATUS_IGNORE));
             BENCH_CHECK(weft_send_enqueue(buf, 8, WEFT_BYTE, 0, TAG_PONG, comm));
         }
-        if (events)
-            CUDA_CHECK(cudaEventRecord(events[i + 1], cs));
+        if (events) CUDA_CHECK(cudaEventRecord(events[i + 1], cs));
     }
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     long iters = 1000, warmup = 100;
     int kind = BUF_HOST, pin = 0, bad = 0, opt;
-    static const struct option longopts[] = {
-        {"iters", required_argument, nullptr, 'i'}, {"warmup", required_argument, nullptr, 'w'},
-        {"device", no_argument, nullptr, 'd'},      {"pinned", no_argument, nullptr, 'P'},
-        {"pin", no_argument, nullptr, 'p'},         {"help", no_argument, nullptr, 'h'},
-        {nullptr, 0, nullptr, 0}};
+    static const struct option longopts[] = {{"iters", required_argument, nullptr, 'i'},
+                                             {"warmup", required_argument, nullptr, 'w'},
+                                             {"device", no_argument, nullptr, 'd'},
+                                             {"pinned", no_argument, nullptr, 'P'},
+                                             {"pin", no_argument, nullptr, 'p'},
+                                             {"help", no_argument, nullptr, 'h'},
+                                             {nullptr, 0, nullptr, 0}};
     while ((opt = getopt_long(argc, argv, "i:w:dPph", longopts, nullptr)) != -1) {
         switch (opt) {
-        case 'i': bad |= bench_parse_long(optarg, 1, &iters); break;
-        case 'w': bad |= bench_parse_long(optarg, 0, &warmup); break;
-        case 'd': kind = BUF_DEVICE; break;
-        case 'P': kind = BUF_PINNED; break;
-        case 'p': pin = 1; break;
-        case 'h': usage(stdout, argv[0]); return 0;
-        default: bad = 1; break;
+            case 'i': bad |= bench_parse_long(optarg, 1, &iters); break;
+            case 'w': bad |= bench_parse_long(optarg, 0, &warmup); break;
+            case 'd': kind = BUF_DEVICE; break;
+            case 'P': kind = BUF_PINNED; break;
+            case 'p': pin = 1; break;
+            case 'h': usage(stdout, argv[0]); return 0;
+            default: bad = 1; break;
         }
     }
     if (bad || optind != argc) {
@@ -125,8 +118,7 @@ int main(int argc, char **argv)
         weft_finalize();
         return 1;
     }
-    if (pin)
-        bench_pin(rank);
+    if (pin) bench_pin(rank);
 
     /* Both processes run or both stop: a lone process would wait for its peer forever. */
     char why[256];
@@ -135,16 +127,14 @@ int main(int argc, char **argv)
     BENCH_CHECK(weft_allreduce(&ok, &all_ok, 1, WEFT_INT, WEFT_MIN, WEFT_COMM_WORLD));
     if (!all_ok) {
         if (!ok || rank == 0)
-            printf("weft-enqueue-lat: rank %d: %s\n", rank,
-                   ok ? "the other process has no usable CUDA device" : why);
+            printf("weft-enqueue-lat: rank %d: %s\n", rank, ok ? "the other process has no usable CUDA device" : why);
         fflush(stdout);
         BENCH_CHECK(weft_finalize());
         return 77;
     }
 
     const char *mech = getenv("WEFT_ENQUEUE");
-    if (mech == nullptr || mech[0] == '\0')
-        mech = "memops(default)";
+    if (mech == nullptr || mech[0] == '\0') mech = "memops(default)";
     char fabric[64];
     bench_fabric_name(fabric, sizeof fabric);
 
@@ -177,8 +167,7 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaDeviceSynchronize());
 
     std::vector<cudaEvent_t> events(iters + 1);
-    for (auto &e : events)
-        CUDA_CHECK(cudaEventCreate(&e));
+    for (auto &e : events) CUDA_CHECK(cudaEventCreate(&e));
 
     round_trips(rank, buf, comm, cs, warmup, nullptr);
     CUDA_CHECK(cudaStreamSynchronize(cs));
@@ -197,8 +186,7 @@ int main(int argc, char **argv)
         us[i] = 1000.0 * ms;
     }
     double sum = 0;
-    for (double v : us)
-        sum += v;
+    for (double v : us) sum += v;
     std::vector<double> sorted = us;
     std::sort(sorted.begin(), sorted.end());
     double median = iters % 2 ? sorted[iters / 2] : 0.5 * (sorted[iters / 2 - 1] + sorted[iters / 2]);
@@ -210,15 +198,15 @@ int main(int argc, char **argv)
     else
         memcpy(&got, buf, 8);
     if (rank == 0) {
-        printf("weft-enqueue-lat: mechanism=%s buffer=%s bytes=8 fabric=%s iters=%ld warmup=%ld "
-               "median_us=%.2f mean_us=%.2f min_us=%.2f p99_us=%.2f wall_us=%.2f echo=%s\n",
-               mech, buffer_names[kind], fabric, iters, warmup, median, sum / (double)iters,
-               sorted[0], p99, 1e6 * wall / (double)iters, got == token ? "ok" : "WRONG");
+        printf(
+            "weft-enqueue-lat: mechanism=%s buffer=%s bytes=8 fabric=%s iters=%ld warmup=%ld "
+            "median_us=%.2f mean_us=%.2f min_us=%.2f p99_us=%.2f wall_us=%.2f echo=%s\n",
+            mech, buffer_names[kind], fabric, iters, warmup, median, sum / (double)iters, sorted[0], p99,
+            1e6 * wall / (double)iters, got == token ? "ok" : "WRONG");
         fflush(stdout);
     }
 
-    for (auto &e : events)
-        CUDA_CHECK(cudaEventDestroy(e));
+    for (auto &e : events) CUDA_CHECK(cudaEventDestroy(e));
     BENCH_CHECK(weft_comm_free(&comm));
     BENCH_CHECK(weft_stream_free(&stream));
     CUDA_CHECK(cudaStreamDestroy(cs));

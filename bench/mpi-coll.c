@@ -12,12 +12,10 @@
 
 #include <mpi.h>
 
-static void cb_fail(const char *what, int rc, const char *file, int line)
-{
+static void cb_fail(const char *what, int rc, const char *file, int line) {
     char text[MPI_MAX_ERROR_STRING + 1] = "";
     int len = 0;
-    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
-        snprintf(text, sizeof text, "unknown error");
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "unknown error");
     fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", file, line, what, text, rc);
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -25,15 +23,13 @@ static void cb_fail(const char *what, int rc, const char *file, int line)
 }
 
 /* The first line of MPI_Get_library_version ("MPICH Version: 4.0.2", "Open MPI v4.1.4, ..."). */
-static void cb_describe(char *buf, size_t cap)
-{
+static void cb_describe(char *buf, size_t cap) {
     char v[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
     int len = 0;
     MPI_Get_library_version(v, &len);
     v[strcspn(v, "\n")] = '\0';
     for (char *p = v; *p; p++)
-        if (*p == '\t')
-            *p = ' ';
+        if (*p == '\t') *p = ' ';
     snprintf(buf, cap, "%s", v[0] ? v : "MPI (unknown version)");
 }
 
@@ -42,11 +38,10 @@ static void cb_describe(char *buf, size_t cap)
 #endif
 #define CB_PROG CB_MPI_PROG
 #define CB_LAUNCH "mpiexec -n N"
-#define CB_CHECK(call)                                                                            \
-    do {                                                                                          \
-        int cb_rc_ = (call);                                                                      \
-        if (cb_rc_ != MPI_SUCCESS)                                                                \
-            cb_fail(#call, cb_rc_, __FILE__, __LINE__);                                           \
+#define CB_CHECK(call)                                                         \
+    do {                                                                       \
+        int cb_rc_ = (call);                                                   \
+        if (cb_rc_ != MPI_SUCCESS) cb_fail(#call, cb_rc_, __FILE__, __LINE__); \
     } while (0)
 #define CB_INIT(argcp, argvp) CB_CHECK(MPI_Init(argcp, argvp))
 #define CB_FINALIZE() CB_CHECK(MPI_Finalize())
@@ -56,15 +51,10 @@ static void cb_describe(char *buf, size_t cap)
 #define CB_WTIME() MPI_Wtime()
 #define CB_BARRIER() CB_CHECK(MPI_Barrier(MPI_COMM_WORLD))
 #define CB_BCAST(buf, n, root) CB_CHECK(MPI_Bcast(buf, (int)(n), MPI_BYTE, root, MPI_COMM_WORLD))
-#define CB_ALLREDUCE_FSUM(s, r, n)                                                                \
-    CB_CHECK(MPI_Allreduce(s, r, (int)(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD))
-#define CB_ALLGATHER(s, r, n)                                                                     \
-    CB_CHECK(MPI_Allgather(s, (int)(n), MPI_BYTE, r, (int)(n), MPI_BYTE, MPI_COMM_WORLD))
-#define CB_ALLTOALL(s, r, n)                                                                      \
-    CB_CHECK(MPI_Alltoall(s, (int)(n), MPI_BYTE, r, (int)(n), MPI_BYTE, MPI_COMM_WORLD))
-#define CB_REDUCE_DMAX(in, out, n)                                                                \
-    CB_CHECK(MPI_Reduce(in, out, (int)(n), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD))
-#define CB_REDUCE_DSUM(in, out, n)                                                                \
-    CB_CHECK(MPI_Reduce(in, out, (int)(n), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD))
+#define CB_ALLREDUCE_FSUM(s, r, n) CB_CHECK(MPI_Allreduce(s, r, (int)(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD))
+#define CB_ALLGATHER(s, r, n) CB_CHECK(MPI_Allgather(s, (int)(n), MPI_BYTE, r, (int)(n), MPI_BYTE, MPI_COMM_WORLD))
+#define CB_ALLTOALL(s, r, n) CB_CHECK(MPI_Alltoall(s, (int)(n), MPI_BYTE, r, (int)(n), MPI_BYTE, MPI_COMM_WORLD))
+#define CB_REDUCE_DMAX(in, out, n) CB_CHECK(MPI_Reduce(in, out, (int)(n), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD))
+#define CB_REDUCE_DSUM(in, out, n) CB_CHECK(MPI_Reduce(in, out, (int)(n), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD))
 
 #include "coll_bench.h"

@@ -24,8 +24,7 @@
 #define TAG_SYNC 102
 #define ACK_BYTES 4
 
-static void usage(FILE *f, const char *prog)
-{
+static void usage(FILE *f, const char *prog) {
     fprintf(f,
             "Usage: weftrun -n 2 %s [options]\n"
             "Message rate from rank 0 to rank 1: per iteration WINDOW weft_isend + weft_waitall on\n"
@@ -60,8 +59,7 @@ static void usage(FILE *f, const char *prog)
 
 enum { MODE_SINGLE, MODE_GLOBAL, MODE_VCI, MODE_STREAM };
 
-static int parse_mode(const char *s)
-{
+static int parse_mode(const char *s) {
     if (!strcmp(s, "single")) return MODE_SINGLE;
     if (!strcmp(s, "global")) return MODE_GLOBAL;
     if (!strcmp(s, "vci")) return MODE_VCI;
@@ -71,23 +69,37 @@ static int parse_mode(const char *s)
 
 /* -t and -m are needed before weft_init (they choose the thread level and the environment).
  * This scan only looks for them; the full parse with error messages comes after weft_init. */
-static void prescan(int argc, char **argv, long *threads, const char **mode)
-{
+static void prescan(int argc, char **argv, long *threads, const char **mode) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int is_t = 0;
         if (!strcmp(a, "--")) break;
-        if (!strcmp(a, "-t") || !strcmp(a, "--threads")) { is_t = 1; v = i + 1 < argc ? argv[++i] : NULL; }
-        else if (!strncmp(a, "--threads=", 10)) { is_t = 1; v = a + 10; }
-        else if (!strncmp(a, "-t", 2)) { is_t = 1; v = a + 2; }
-        else if (!strcmp(a, "-m") || !strcmp(a, "--mode")) v = i + 1 < argc ? argv[++i] : NULL;
-        else if (!strncmp(a, "--mode=", 7)) v = a + 7;
-        else if (!strncmp(a, "-m", 2)) v = a + 2;
-        else if (a[0] == '-' && a[1] != '-' && strchr("sWiwc", a[1]) && a[2] == '\0') { i++; continue; }
-        else continue;
+        if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
+            is_t = 1;
+            v = i + 1 < argc ? argv[++i] : NULL;
+        } else if (!strncmp(a, "--threads=", 10)) {
+            is_t = 1;
+            v = a + 10;
+        } else if (!strncmp(a, "-t", 2)) {
+            is_t = 1;
+            v = a + 2;
+        } else if (!strcmp(a, "-m") || !strcmp(a, "--mode"))
+            v = i + 1 < argc ? argv[++i] : NULL;
+        else if (!strncmp(a, "--mode=", 7))
+            v = a + 7;
+        else if (!strncmp(a, "-m", 2))
+            v = a + 2;
+        else if (a[0] == '-' && a[1] != '-' && strchr("sWiwc", a[1]) && a[2] == '\0') {
+            i++;
+            continue;
+        } else
+            continue;
         if (!v) continue;
-        if (is_t) { long t; if (bench_parse_long(v, 1, &t) == 0) *threads = t; }
-        else *mode = v;
+        if (is_t) {
+            long t;
+            if (bench_parse_long(v, 1, &t) == 0) *threads = t;
+        } else
+            *mode = v;
     }
 }
 
@@ -112,8 +124,7 @@ struct thr {
 
 static char pattern(int idx, size_t k) { return (char)((k * 13 + 5 + (size_t)idx * 7) & 0xff); }
 
-static void sync_pair(int rank, weft_comm comm)
-{
+static void sync_pair(int rank, weft_comm comm) {
     int peer = 1 - rank;
     if (rank == 0) {
         BENCH_CHECK(weft_send(NULL, 0, WEFT_BYTE, peer, TAG_SYNC, comm));
@@ -126,16 +137,13 @@ static void sync_pair(int rank, weft_comm comm)
 
 /* Barrier over every thread of both ranks: the local threads meet, thread 0 syncs with thread 0
  * of the peer by point-to-point on its own communicator, the local threads meet again. */
-static void barrier_all(struct thr *t)
-{
+static void barrier_all(struct thr *t) {
     pthread_barrier_wait(&t->sh->bar);
-    if (t->idx == 0)
-        sync_pair(t->sh->rank, t->comm);
+    if (t->idx == 0) sync_pair(t->sh->rank, t->comm);
     pthread_barrier_wait(&t->sh->bar);
 }
 
-static void *run_pair(void *arg)
-{
+static void *run_pair(void *arg) {
     struct thr *t = arg;
     struct shared *sh = t->sh;
     char ack[ACK_BYTES] = {0};
@@ -146,46 +154,35 @@ static void *run_pair(void *arg)
         int cg_win = phase == 1 && cg == CG_WINDOW;
         unsigned settle = cg_win ? cg_settle_us() : 0;
         barrier_all(t);
-        if (phase == 1 && t->idx == 0)
-            sh->t0 = weft_wtime();
-        if (phase == 1 && cg == CG_LOOP)
-            CALLGRIND_TOGGLE_COLLECT;
+        if (phase == 1 && t->idx == 0) sh->t0 = weft_wtime();
+        if (phase == 1 && cg == CG_LOOP) CALLGRIND_TOGGLE_COLLECT;
         if (sh->rank == 0) {
             for (long i = 0; i < n; i++) {
-                if (settle)
-                    usleep(settle);
-                if (cg_win)
-                    CALLGRIND_TOGGLE_COLLECT;
+                if (settle) usleep(settle);
+                if (cg_win) CALLGRIND_TOGGLE_COLLECT;
                 for (long j = 0; j < sh->window; j++)
-                    BENCH_CHECK(weft_isend(t->buf + (size_t)j * sh->slot, sh->msg_size, WEFT_BYTE,
-                                           1, TAG_DATA, comm, &t->reqs[j]));
+                    BENCH_CHECK(weft_isend(t->buf + (size_t)j * sh->slot, sh->msg_size, WEFT_BYTE, 1, TAG_DATA, comm,
+                                           &t->reqs[j]));
                 BENCH_CHECK(weft_waitall((size_t)sh->window, t->reqs, WEFT_STATUSES_IGNORE));
-                if (cg_win)
-                    CALLGRIND_TOGGLE_COLLECT;
-                BENCH_CHECK(weft_recv(ack, ACK_BYTES, WEFT_BYTE, 1, TAG_ACK, comm,
-                                      WEFT_STATUS_IGNORE));
+                if (cg_win) CALLGRIND_TOGGLE_COLLECT;
+                BENCH_CHECK(weft_recv(ack, ACK_BYTES, WEFT_BYTE, 1, TAG_ACK, comm, WEFT_STATUS_IGNORE));
             }
         } else {
             for (long i = 0; i < n; i++) {
-                if (settle)
-                    usleep(settle);
-                if (cg_win)
-                    CALLGRIND_TOGGLE_COLLECT;
+                if (settle) usleep(settle);
+                if (cg_win) CALLGRIND_TOGGLE_COLLECT;
                 for (long j = 0; j < sh->window; j++)
-                    BENCH_CHECK(weft_irecv(t->buf + (size_t)j * sh->slot, sh->msg_size, WEFT_BYTE,
-                                           0, TAG_DATA, comm, &t->reqs[j]));
+                    BENCH_CHECK(weft_irecv(t->buf + (size_t)j * sh->slot, sh->msg_size, WEFT_BYTE, 0, TAG_DATA, comm,
+                                           &t->reqs[j]));
                 BENCH_CHECK(weft_waitall((size_t)sh->window, t->reqs, WEFT_STATUSES_IGNORE));
-                if (cg_win)
-                    CALLGRIND_TOGGLE_COLLECT;
+                if (cg_win) CALLGRIND_TOGGLE_COLLECT;
                 BENCH_CHECK(weft_send(ack, ACK_BYTES, WEFT_BYTE, 0, TAG_ACK, comm));
             }
         }
-        if (phase == 1 && cg == CG_LOOP)
-            CALLGRIND_TOGGLE_COLLECT;
+        if (phase == 1 && cg == CG_LOOP) CALLGRIND_TOGGLE_COLLECT;
     }
     barrier_all(t);
-    if (t->idx == 0)
-        sh->t1 = weft_wtime();
+    if (t->idx == 0) sh->t1 = weft_wtime();
     /* Rank 1 checks that the last window holds what rank 0 sent. */
     if (sh->rank == 1 && sh->warmup + sh->iters > 0) {
         for (size_t j = 0; j < (size_t)sh->window && !t->bad; j++) {
@@ -205,8 +202,7 @@ static void *run_pair(void *arg)
     return NULL;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     size_t msg_size = 8;
     long window = 64, iters = 10000, warmup = 100, threads = 1;
     const char *mode = "single";
@@ -236,40 +232,42 @@ int main(int argc, char **argv)
     BENCH_CHECK(weft_comm_rank(WEFT_COMM_WORLD, &rank));
     BENCH_CHECK(weft_comm_size(WEFT_COMM_WORLD, &size));
 
-    static const struct option longopts[] = {
-        {"size", required_argument, NULL, 's'},     {"window", required_argument, NULL, 'W'},
-        {"iters", required_argument, NULL, 'i'},    {"warmup", required_argument, NULL, 'w'},
-        {"csv-file", required_argument, NULL, 'c'}, {"csv", no_argument, NULL, 'C'},
-        {"pin", no_argument, NULL, 'p'},            {"threads", required_argument, NULL, 't'},
-        {"mode", required_argument, NULL, 'm'},     {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"size", required_argument, NULL, 's'},
+                                             {"window", required_argument, NULL, 'W'},
+                                             {"iters", required_argument, NULL, 'i'},
+                                             {"warmup", required_argument, NULL, 'w'},
+                                             {"csv-file", required_argument, NULL, 'c'},
+                                             {"csv", no_argument, NULL, 'C'},
+                                             {"pin", no_argument, NULL, 'p'},
+                                             {"threads", required_argument, NULL, 't'},
+                                             {"mode", required_argument, NULL, 'm'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     int opt, bad = 0;
     opterr = rank == 0; /* only rank 0 complains about bad options */
     while ((opt = getopt_long(argc, argv, "s:W:i:w:c:pt:m:h", longopts, NULL)) != -1) {
         switch (opt) {
-        case 's': bad |= bench_parse_size(optarg, &msg_size); break;
-        case 'W': bad |= bench_parse_long(optarg, 1, &window); break;
-        case 'i': bad |= bench_parse_long(optarg, 1, &iters); break;
-        case 'w': bad |= bench_parse_long(optarg, 0, &warmup); break;
-        case 'c': csv_path = optarg; break;
-        case 'C': csv_stdout = 1; break;
-        case 'p': pin = 1; break;
-        case 't': bad |= bench_parse_long(optarg, 1, &threads); break;
-        case 'm':
-            mode = optarg;
-            if (parse_mode(mode) < 0) {
-                if (rank == 0)
-                    fprintf(stderr, "%s: -m must be single, global, vci or stream (got '%s')\n",
-                            argv[0], mode);
-                bad = 1;
-            }
-            break;
-        case 'h':
-            if (rank == 0)
-                usage(stdout, argv[0]);
-            weft_finalize();
-            return 0;
-        default: bad = 1; break;
+            case 's': bad |= bench_parse_size(optarg, &msg_size); break;
+            case 'W': bad |= bench_parse_long(optarg, 1, &window); break;
+            case 'i': bad |= bench_parse_long(optarg, 1, &iters); break;
+            case 'w': bad |= bench_parse_long(optarg, 0, &warmup); break;
+            case 'c': csv_path = optarg; break;
+            case 'C': csv_stdout = 1; break;
+            case 'p': pin = 1; break;
+            case 't': bad |= bench_parse_long(optarg, 1, &threads); break;
+            case 'm':
+                mode = optarg;
+                if (parse_mode(mode) < 0) {
+                    if (rank == 0)
+                        fprintf(stderr, "%s: -m must be single, global, vci or stream (got '%s')\n", argv[0], mode);
+                    bad = 1;
+                }
+                break;
+            case 'h':
+                if (rank == 0) usage(stdout, argv[0]);
+                weft_finalize();
+                return 0;
+            default: bad = 1; break;
         }
     }
     if (bad || optind != argc) {
@@ -282,30 +280,24 @@ int main(int argc, char **argv)
     }
     if (mode_id == MODE_SINGLE && threads != 1) {
         if (rank == 0)
-            fprintf(stderr, "%s: -m single runs one thread; use -m global|vci|stream for -t %ld\n",
-                    argv[0], threads);
+            fprintf(stderr, "%s: -m single runs one thread; use -m global|vci|stream for -t %ld\n", argv[0], threads);
         weft_finalize();
         return 2;
     }
     if (mode_id != MODE_SINGLE && provided < WEFT_THREAD_MULTIPLE) {
-        if (rank == 0)
-            fprintf(stderr, "%s: asked WEFT_THREAD_MULTIPLE, got thread level %d\n", argv[0],
-                    provided);
+        if (rank == 0) fprintf(stderr, "%s: asked WEFT_THREAD_MULTIPLE, got thread level %d\n", argv[0], provided);
         weft_finalize();
         return 2;
     }
     if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "%s: needs exactly 2 ranks, got %d (use weftrun -n 2)\n", argv[0],
-                    size);
+        if (rank == 0) fprintf(stderr, "%s: needs exactly 2 ranks, got %d (use weftrun -n 2)\n", argv[0], size);
         weft_finalize();
         return 2;
     }
     /* Pinning the main thread before the others start: they inherit its one-CPU mask, so all
      * threads of rank r share the r-th CPU. */
     int cpu = -1;
-    if (pin)
-        cpu = bench_pin(rank);
+    if (pin) cpu = bench_pin(rank);
 
     FILE *csv = NULL;
     if (rank == 0 && csv_path) {
@@ -317,8 +309,13 @@ int main(int argc, char **argv)
         }
     }
 
-    struct shared sh = {.rank = rank, .mode = mode_id, .window = window, .iters = iters,
-                        .warmup = warmup, .threads = threads, .msg_size = msg_size,
+    struct shared sh = {.rank = rank,
+                        .mode = mode_id,
+                        .window = window,
+                        .iters = iters,
+                        .warmup = warmup,
+                        .threads = threads,
+                        .msg_size = msg_size,
                         .slot = msg_size ? msg_size : 1};
     pthread_barrier_init(&sh.bar, NULL, (unsigned)threads);
     struct thr *thr = calloc((size_t)threads, sizeof *thr);
@@ -347,16 +344,14 @@ int main(int argc, char **argv)
             weft_abort(WEFT_COMM_WORLD, 1);
             return 1;
         }
-        for (size_t k = 0; k < sh.slot * (size_t)window; k++)
-            t->buf[k] = rank == 0 ? pattern(t->idx, k) : 0;
+        for (size_t k = 0; k < sh.slot * (size_t)window; k++) t->buf[k] = rank == 0 ? pattern(t->idx, k) : 0;
     }
 
     int cpus[2] = {cpu, -1};
     if (rank == 1)
         BENCH_CHECK(weft_send(&cpu, 1, WEFT_INT, 0, TAG_SYNC, WEFT_COMM_WORLD));
     else
-        BENCH_CHECK(weft_recv(&cpus[1], 1, WEFT_INT, 1, TAG_SYNC, WEFT_COMM_WORLD,
-                              WEFT_STATUS_IGNORE));
+        BENCH_CHECK(weft_recv(&cpus[1], 1, WEFT_INT, 1, TAG_SYNC, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
 
     /* Thread 0 is the main thread; the others are started here. */
     for (long i = 1; i < threads; i++) {
@@ -379,8 +374,7 @@ int main(int argc, char **argv)
     if (rank == 1)
         BENCH_CHECK(weft_send(&bad_data, 1, WEFT_INT, 0, TAG_SYNC, WEFT_COMM_WORLD));
     else
-        BENCH_CHECK(weft_recv(&bad_data, 1, WEFT_INT, 1, TAG_SYNC, WEFT_COMM_WORLD,
-                              WEFT_STATUS_IGNORE));
+        BENCH_CHECK(weft_recv(&bad_data, 1, WEFT_INT, 1, TAG_SYNC, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
 
     if (rank == 0) {
         char fabric[256];
@@ -390,37 +384,34 @@ int main(int argc, char **argv)
         double mbps = rate * (double)msg_size / 1e6;
         if (csv_stdout) {
             printf("bytes,window,iterations,threads,mode,messages,seconds,msg_per_s,MBps\n");
-            printf("%zu,%ld,%ld,%ld,%s,%.0f,%.6f,%.0f,%.2f\n", msg_size, window, iters, threads,
-                   mode, msgs, elapsed, rate, mbps);
+            printf("%zu,%ld,%ld,%ld,%s,%.0f,%.6f,%.0f,%.2f\n", msg_size, window, iters, threads, mode, msgs, elapsed,
+                   rate, mbps);
         } else {
-            printf("# weft-msgrate: fabric %s, %zu-byte messages, window %ld, %ld iterations, "
-                   "%ld thread(s), mode %s\n",
-                   fabric, msg_size, window, iters, threads, mode);
+            printf(
+                "# weft-msgrate: fabric %s, %zu-byte messages, window %ld, %ld iterations, "
+                "%ld thread(s), mode %s\n",
+                fabric, msg_size, window, iters, threads, mode);
             if (mode_id != MODE_SINGLE) {
                 const char *cs = getenv("WEFT_THREAD_CS"), *nv = getenv("WEFT_NUM_VCIS");
-                printf("# thread level %d, WEFT_THREAD_CS=%s WEFT_NUM_VCIS=%s\n", provided,
-                       cs ? cs : "(unset)", nv ? nv : "(unset)");
+                printf("# thread level %d, WEFT_THREAD_CS=%s WEFT_NUM_VCIS=%s\n", provided, cs ? cs : "(unset)",
+                       nv ? nv : "(unset)");
             }
-            if (pin)
-                printf("# pinned: rank 0 -> CPU %d, rank 1 -> CPU %d (all threads of a rank)\n",
-                       cpus[0], cpus[1]);
+            if (pin) printf("# pinned: rank 0 -> CPU %d, rank 1 -> CPU %d (all threads of a rank)\n", cpus[0], cpus[1]);
             printf("messages: %.0f  seconds: %.6f\n", msgs, elapsed);
             printf("message rate: %.0f msg/s  (%.3f Mmsg/s, %.2f MB/s)\n", rate, rate / 1e6, mbps);
         }
         if (csv) {
             fprintf(csv, "bytes,window,iterations,threads,mode,messages,seconds,msg_per_s,MBps\n");
-            fprintf(csv, "%zu,%ld,%ld,%ld,%s,%.0f,%.6f,%.0f,%.2f\n", msg_size, window, iters,
-                    threads, mode, msgs, elapsed, rate, mbps);
+            fprintf(csv, "%zu,%ld,%ld,%ld,%s,%.0f,%.6f,%.0f,%.2f\n", msg_size, window, iters, threads, mode, msgs,
+                    elapsed, rate, mbps);
             fclose(csv);
         }
         fflush(stdout);
     }
 
     for (long i = 0; i < threads; i++) {
-        if (thr[i].comm != WEFT_COMM_WORLD)
-            BENCH_CHECK(weft_comm_free(&thr[i].comm));
-        if (thr[i].stream != WEFT_STREAM_NULL)
-            BENCH_CHECK(weft_stream_free(&thr[i].stream));
+        if (thr[i].comm != WEFT_COMM_WORLD) BENCH_CHECK(weft_comm_free(&thr[i].comm));
+        if (thr[i].stream != WEFT_STREAM_NULL) BENCH_CHECK(weft_stream_free(&thr[i].stream));
         free(thr[i].buf);
         free(thr[i].reqs);
     }

@@ -17,8 +17,7 @@
 /* Above this size the iteration and warm-up counts are divided by 10 (as osu_latency does). */
 #define LARGE_MESSAGE 8192
 
-static void usage(FILE *f, const char *prog)
-{
+static void usage(FILE *f, const char *prog) {
     fprintf(f,
             "Usage: weftrun -n 2 %s [options]\n"
             "One-way latency (round trip / 2) between rank 0 and rank 1 with blocking\n"
@@ -39,22 +38,18 @@ static void usage(FILE *f, const char *prog)
 }
 
 /* Zero-byte handshake so both ranks start a size together. */
-static void sync_pair(int rank)
-{
+static void sync_pair(int rank) {
     int peer = 1 - rank;
     if (rank == 0) {
         BENCH_CHECK(weft_send(NULL, 0, WEFT_BYTE, peer, TAG_SYNC, WEFT_COMM_WORLD));
-        BENCH_CHECK(weft_recv(NULL, 0, WEFT_BYTE, peer, TAG_SYNC, WEFT_COMM_WORLD,
-                              WEFT_STATUS_IGNORE));
+        BENCH_CHECK(weft_recv(NULL, 0, WEFT_BYTE, peer, TAG_SYNC, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
     } else {
-        BENCH_CHECK(weft_recv(NULL, 0, WEFT_BYTE, peer, TAG_SYNC, WEFT_COMM_WORLD,
-                              WEFT_STATUS_IGNORE));
+        BENCH_CHECK(weft_recv(NULL, 0, WEFT_BYTE, peer, TAG_SYNC, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
         BENCH_CHECK(weft_send(NULL, 0, WEFT_BYTE, peer, TAG_SYNC, WEFT_COMM_WORLD));
     }
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     size_t min_size = 0, max_size = (size_t)4 << 20;
     long iters = 10000, warmup = 1000;
     const char *csv_path = NULL;
@@ -65,35 +60,36 @@ int main(int argc, char **argv)
     BENCH_CHECK(weft_comm_rank(WEFT_COMM_WORLD, &rank));
     BENCH_CHECK(weft_comm_size(WEFT_COMM_WORLD, &size));
 
-    static const struct option longopts[] = {
-        {"min", required_argument, NULL, 'm'},      {"max", required_argument, NULL, 'M'},
-        {"iters", required_argument, NULL, 'i'},    {"warmup", required_argument, NULL, 'w'},
-        {"csv-file", required_argument, NULL, 'c'}, {"csv", no_argument, NULL, 'C'},
-        {"pin", no_argument, NULL, 'p'},            {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"min", required_argument, NULL, 'm'},
+                                             {"max", required_argument, NULL, 'M'},
+                                             {"iters", required_argument, NULL, 'i'},
+                                             {"warmup", required_argument, NULL, 'w'},
+                                             {"csv-file", required_argument, NULL, 'c'},
+                                             {"csv", no_argument, NULL, 'C'},
+                                             {"pin", no_argument, NULL, 'p'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     int opt, bad = 0;
     opterr = rank == 0; /* only rank 0 complains about bad options */
     while ((opt = getopt_long(argc, argv, "m:M:i:w:c:ph", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'm': bad |= bench_parse_size(optarg, &min_size); break;
-        case 'M': bad |= bench_parse_size(optarg, &max_size); break;
-        case 'i': bad |= bench_parse_long(optarg, 1, &iters); break;
-        case 'w': bad |= bench_parse_long(optarg, 0, &warmup); break;
-        case 'c': csv_path = optarg; break;
-        case 'C': csv_stdout = 1; break;
-        case 'p': pin = 1; break;
-        case 'h':
-            if (rank == 0)
-                usage(stdout, argv[0]);
-            weft_finalize();
-            return 0;
-        default: bad = 1; break;
+            case 'm': bad |= bench_parse_size(optarg, &min_size); break;
+            case 'M': bad |= bench_parse_size(optarg, &max_size); break;
+            case 'i': bad |= bench_parse_long(optarg, 1, &iters); break;
+            case 'w': bad |= bench_parse_long(optarg, 0, &warmup); break;
+            case 'c': csv_path = optarg; break;
+            case 'C': csv_stdout = 1; break;
+            case 'p': pin = 1; break;
+            case 'h':
+                if (rank == 0) usage(stdout, argv[0]);
+                weft_finalize();
+                return 0;
+            default: bad = 1; break;
         }
     }
     if (bad || optind != argc || min_size > max_size) {
         if (rank == 0) {
-            fprintf(stderr, "%s: bad arguments%s\n", argv[0],
-                    min_size > max_size ? " (MIN > MAX)" : "");
+            fprintf(stderr, "%s: bad arguments%s\n", argv[0], min_size > max_size ? " (MIN > MAX)" : "");
             usage(stderr, argv[0]);
         }
         weft_finalize();
@@ -104,8 +100,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int cpu = -1;
-    if (pin)
-        cpu = bench_pin(rank);
+    if (pin) cpu = bench_pin(rank);
 
     FILE *csv = NULL;
     if (rank == 0 && csv_path) {
@@ -131,8 +126,7 @@ int main(int argc, char **argv)
     if (rank == 1)
         BENCH_CHECK(weft_send(&cpu, 1, WEFT_INT, 0, TAG_SYNC, WEFT_COMM_WORLD));
     else
-        BENCH_CHECK(weft_recv(&cpus[1], 1, WEFT_INT, 1, TAG_SYNC, WEFT_COMM_WORLD,
-                              WEFT_STATUS_IGNORE));
+        BENCH_CHECK(weft_recv(&cpus[1], 1, WEFT_INT, 1, TAG_SYNC, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
 
     if (rank == 0) {
         char fabric[256];
@@ -142,13 +136,10 @@ int main(int argc, char **argv)
             fputs(out_hdr, stdout);
         } else {
             printf("# weft-pingpong: fabric %s, one-way latency = round trip / 2\n", fabric);
-            if (pin)
-                printf("# pinned: rank 0 -> CPU %d, rank 1 -> CPU %d\n", cpus[0], cpus[1]);
-            printf("# %-10s %12s %14s %14s\n", "bytes", "iterations", "latency(us)",
-                   "bandwidth(MB/s)");
+            if (pin) printf("# pinned: rank 0 -> CPU %d, rank 1 -> CPU %d\n", cpus[0], cpus[1]);
+            printf("# %-10s %12s %14s %14s\n", "bytes", "iterations", "latency(us)", "bandwidth(MB/s)");
         }
-        if (csv)
-            fputs(out_hdr, csv);
+        if (csv) fputs(out_hdr, csv);
         fflush(stdout);
     }
 
@@ -164,50 +155,41 @@ int main(int argc, char **argv)
             wu = warmup / 10;
         }
         /* A pattern that changes with the size, checked on the echo after the timed loop. */
-        for (size_t k = 0; k < n; k++)
-            sbuf[k] = (char)((k * 7 + n) & 0xff);
-        if (rank == 0 && n > 0)
-            memset(rbuf, 0, n);
+        for (size_t k = 0; k < n; k++) sbuf[k] = (char)((k * 7 + n) & 0xff);
+        if (rank == 0 && n > 0) memset(rbuf, 0, n);
 
         sync_pair(rank);
         double t0 = 0.0;
         if (rank == 0) {
             for (long i = 0; i < wu + it; i++) {
-                if (i == wu)
-                    t0 = weft_wtime();
+                if (i == wu) t0 = weft_wtime();
                 BENCH_CHECK(weft_send(sbuf, n, WEFT_BYTE, 1, TAG_DATA, WEFT_COMM_WORLD));
-                BENCH_CHECK(weft_recv(rbuf, n, WEFT_BYTE, 1, TAG_DATA, WEFT_COMM_WORLD,
-                                      WEFT_STATUS_IGNORE));
+                BENCH_CHECK(weft_recv(rbuf, n, WEFT_BYTE, 1, TAG_DATA, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
             }
             double elapsed = weft_wtime() - t0;
             double lat_us = elapsed * 1e6 / (2.0 * (double)it);
             double bw = lat_us > 0 ? (double)n / lat_us : 0.0; /* bytes/us = MB/s */
             if (n > 0 && memcmp(sbuf, rbuf, n) != 0) {
                 mismatches++;
-                fprintf(stderr, "weft-pingpong: echo of %zu bytes differs from what was sent\n",
-                        n);
+                fprintf(stderr, "weft-pingpong: echo of %zu bytes differs from what was sent\n", n);
             }
             if (csv_stdout)
                 printf("%zu,%ld,%.4f,%.2f\n", n, it, lat_us, bw);
             else
                 printf("  %-10zu %12ld %14.3f %14.2f\n", n, it, lat_us, bw);
-            if (csv)
-                fprintf(csv, "%zu,%ld,%.4f,%.2f\n", n, it, lat_us, bw);
+            if (csv) fprintf(csv, "%zu,%ld,%.4f,%.2f\n", n, it, lat_us, bw);
             fflush(stdout);
         } else {
             for (long i = 0; i < wu + it; i++) {
-                BENCH_CHECK(weft_recv(rbuf, n, WEFT_BYTE, 0, TAG_DATA, WEFT_COMM_WORLD,
-                                      WEFT_STATUS_IGNORE));
+                BENCH_CHECK(weft_recv(rbuf, n, WEFT_BYTE, 0, TAG_DATA, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
                 BENCH_CHECK(weft_send(rbuf, n, WEFT_BYTE, 0, TAG_DATA, WEFT_COMM_WORLD));
             }
         }
-        if (n == max_size)
-            break; /* avoid overflow when max_size is the largest power of two */
+        if (n == max_size) break; /* avoid overflow when max_size is the largest power of two */
     }
     sync_pair(rank);
 
-    if (csv)
-        fclose(csv);
+    if (csv) fclose(csv);
     free(sbuf);
     free(rbuf);
     BENCH_CHECK(weft_finalize());

@@ -34,8 +34,8 @@
 
 #include <ucp/api/ucp.h>
 
-#include "bench_callgrind.h"  /* BENCH_CG=loop|window, as in msgrate.c */
-#include "bench_util.h"       /* option parsing and pinning, as in the Weft benchmarks */
+#include "bench_callgrind.h" /* BENCH_CG=loop|window, as in msgrate.c */
+#include "bench_util.h"      /* option parsing and pinning, as in the Weft benchmarks */
 
 #define TAG_DATA 100ull
 #define TAG_ACK 101ull
@@ -44,29 +44,26 @@
 
 static int g_rank = -1;
 
-#define DIE(...)                                                                                  \
-    do {                                                                                          \
-        fprintf(stderr, "raw-ucx-msgrate rank %d: ", g_rank);                                    \
-        fprintf(stderr, __VA_ARGS__);                                                             \
-        fputc('\n', stderr);                                                                      \
-        exit(1);                                                                                  \
+#define DIE(...)                                              \
+    do {                                                      \
+        fprintf(stderr, "raw-ucx-msgrate rank %d: ", g_rank); \
+        fprintf(stderr, __VA_ARGS__);                         \
+        fputc('\n', stderr);                                  \
+        exit(1);                                              \
     } while (0)
-#define UCS_CHECK(call)                                                                           \
-    do {                                                                                          \
-        ucs_status_t st_ = (call);                                                                \
-        if (st_ != UCS_OK)                                                                        \
-            DIE("%s: %s", #call, ucs_status_string(st_));                                         \
+#define UCS_CHECK(call)                                                  \
+    do {                                                                 \
+        ucs_status_t st_ = (call);                                       \
+        if (st_ != UCS_OK) DIE("%s: %s", #call, ucs_status_string(st_)); \
     } while (0)
 
-static double now(void)
-{
+static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void usage(FILE *f, const char *prog)
-{
+static void usage(FILE *f, const char *prog) {
     fprintf(f,
             "Usage: weftrun -n 2 %s [options]\n"
             "The weft-msgrate loop (WINDOW tagged sends + one %d-byte ack per window, T thread\n"
@@ -109,63 +106,47 @@ struct thr {
     pthread_t tid;
 };
 
-static void send_cb(void *request, ucs_status_t status, void *user_data)
-{
-    if (status != UCS_OK)
-        DIE("send completed with %s", ucs_status_string(status));
+static void send_cb(void *request, ucs_status_t status, void *user_data) {
+    if (status != UCS_OK) DIE("send completed with %s", ucs_status_string(status));
     ++*(long *)user_data;
     ucp_request_free(request);
 }
 
-static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
-                    void *user_data)
-{
+static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user_data) {
     (void)info;
-    if (status != UCS_OK)
-        DIE("receive completed with %s", ucs_status_string(status));
+    if (status != UCS_OK) DIE("receive completed with %s", ucs_status_string(status));
     ++*(long *)user_data;
     ucp_request_free(request);
 }
 
 /* Posts a send; *done is incremented when it completes (now or from a later progress). */
-static void post_send(struct thr *t, const void *buf, size_t len, ucp_tag_t tag, long *done)
-{
-    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                             UCP_OP_ATTR_FIELD_USER_DATA |
-                                             UCP_OP_ATTR_FIELD_DATATYPE,
-                             .cb.send = send_cb,
-                             .user_data = done,
-                             .datatype = ucp_dt_make_contig(1)};
+static void post_send(struct thr *t, const void *buf, size_t len, ucp_tag_t tag, long *done) {
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE,
+        .cb.send = send_cb,
+        .user_data = done,
+        .datatype = ucp_dt_make_contig(1)};
     ucs_status_ptr_t r = ucp_tag_send_nbx(t->ep, buf, len, tag, &p);
-    if (UCS_PTR_IS_ERR(r))
-        DIE("ucp_tag_send_nbx: %s", ucs_status_string(UCS_PTR_STATUS(r)));
-    if (r == NULL)
-        ++*done;
+    if (UCS_PTR_IS_ERR(r)) DIE("ucp_tag_send_nbx: %s", ucs_status_string(UCS_PTR_STATUS(r)));
+    if (r == NULL) ++*done;
 }
 
-static void post_recv(struct thr *t, void *buf, size_t len, ucp_tag_t tag, long *done)
-{
-    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                             UCP_OP_ATTR_FIELD_USER_DATA |
-                                             UCP_OP_ATTR_FIELD_DATATYPE,
-                             .cb.recv = recv_cb,
-                             .user_data = done,
-                             .datatype = ucp_dt_make_contig(1)};
+static void post_recv(struct thr *t, void *buf, size_t len, ucp_tag_t tag, long *done) {
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE,
+        .cb.recv = recv_cb,
+        .user_data = done,
+        .datatype = ucp_dt_make_contig(1)};
     ucs_status_ptr_t r = ucp_tag_recv_nbx(t->worker, buf, len, tag, (ucp_tag_t)-1, &p);
-    if (UCS_PTR_IS_ERR(r))
-        DIE("ucp_tag_recv_nbx: %s", ucs_status_string(UCS_PTR_STATUS(r)));
-    if (r == NULL)
-        ++*done;
+    if (UCS_PTR_IS_ERR(r)) DIE("ucp_tag_recv_nbx: %s", ucs_status_string(UCS_PTR_STATUS(r)));
+    if (r == NULL) ++*done;
 }
 
-static void wait_count(struct thr *t, long *done, long want)
-{
-    while (*done < want)
-        ucp_worker_progress(t->worker);
+static void wait_count(struct thr *t, long *done, long want) {
+    while (*done < want) ucp_worker_progress(t->worker);
 }
 
-static void sync_pair(struct thr *t)
-{
+static void sync_pair(struct thr *t) {
     long done = 0;
     char b = 0;
     if (t->sh->rank == 0) {
@@ -181,18 +162,15 @@ static void sync_pair(struct thr *t)
     }
 }
 
-static void barrier_all(struct thr *t)
-{
+static void barrier_all(struct thr *t) {
     pthread_barrier_wait(&t->sh->bar);
-    if (t->idx == 0)
-        sync_pair(t);
+    if (t->idx == 0) sync_pair(t);
     pthread_barrier_wait(&t->sh->bar);
 }
 
 static char pattern(int idx, size_t k) { return (char)((k * 13 + 5 + (size_t)idx * 7) & 0xff); }
 
-static void *run_pair(void *arg)
-{
+static void *run_pair(void *arg) {
     struct thr *t = arg;
     struct shared *sh = t->sh;
     char ack[ACK_BYTES] = {0};
@@ -202,73 +180,59 @@ static void *run_pair(void *arg)
         int cg_win = phase == 1 && cg == CG_WINDOW;
         unsigned settle = cg_win ? cg_settle_us() : 0;
         barrier_all(t);
-        if (phase == 1 && t->idx == 0)
-            sh->t0 = now();
-        if (phase == 1 && cg == CG_LOOP)
-            CALLGRIND_TOGGLE_COLLECT;
+        if (phase == 1 && t->idx == 0) sh->t0 = now();
+        if (phase == 1 && cg == CG_LOOP) CALLGRIND_TOGGLE_COLLECT;
         for (long i = 0; i < n; i++) {
             long done = 0;
-            if (settle)
-                usleep(settle);
-            if (cg_win)
-                CALLGRIND_TOGGLE_COLLECT;
+            if (settle) usleep(settle);
+            if (cg_win) CALLGRIND_TOGGLE_COLLECT;
             if (sh->rank == 0) {
                 for (long j = 0; j < sh->window; j++)
                     post_send(t, t->buf + (size_t)j * sh->slot, sh->msg_size, TAG_DATA, &done);
                 wait_count(t, &done, sh->window);
-                if (cg_win)
-                    CALLGRIND_TOGGLE_COLLECT;
+                if (cg_win) CALLGRIND_TOGGLE_COLLECT;
                 post_recv(t, ack, ACK_BYTES, TAG_ACK, &done);
                 wait_count(t, &done, sh->window + 1);
             } else {
                 for (long j = 0; j < sh->window; j++)
                     post_recv(t, t->buf + (size_t)j * sh->slot, sh->msg_size, TAG_DATA, &done);
                 wait_count(t, &done, sh->window);
-                if (cg_win)
-                    CALLGRIND_TOGGLE_COLLECT;
+                if (cg_win) CALLGRIND_TOGGLE_COLLECT;
                 post_send(t, ack, ACK_BYTES, TAG_ACK, &done);
                 wait_count(t, &done, sh->window + 1);
             }
         }
-        if (phase == 1 && cg == CG_LOOP)
-            CALLGRIND_TOGGLE_COLLECT;
+        if (phase == 1 && cg == CG_LOOP) CALLGRIND_TOGGLE_COLLECT;
     }
     barrier_all(t);
-    if (t->idx == 0)
-        sh->t1 = now();
+    if (t->idx == 0) sh->t1 = now();
     if (sh->rank == 1) {
         for (size_t j = 0; j < (size_t)sh->window && !t->bad; j++)
             for (size_t off = 0; off < sh->msg_size; off++)
                 if (t->buf[j * sh->slot + off] != pattern(t->idx, j * sh->slot + off)) {
                     t->bad = 1;
-                    fprintf(stderr, "raw-ucx-msgrate: thread %d message %zu byte %zu differs\n",
-                            t->idx, j, off);
+                    fprintf(stderr, "raw-ucx-msgrate: thread %d message %zu byte %zu differs\n", t->idx, j, off);
                     break;
                 }
     }
     return NULL;
 }
 
-static void addr_path(char *out, size_t cap, const char *dir, int rank, long idx, int tmp)
-{
+static void addr_path(char *out, size_t cap, const char *dir, int rank, long idx, int tmp) {
     snprintf(out, cap, "%s/addr.%d.%ld%s", dir, rank, idx, tmp ? ".tmp" : "");
 }
 
-static void write_file(const char *dir, const char *name, const void *data, size_t len)
-{
+static void write_file(const char *dir, const char *name, const void *data, size_t len) {
     char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
-    if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0)
-        DIE("cannot write %s: %s", tmp, strerror(errno));
-    if (rename(tmp, path) != 0)
-        DIE("rename %s: %s", tmp, strerror(errno));
+    if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) DIE("cannot write %s: %s", tmp, strerror(errno));
+    if (rename(tmp, path) != 0) DIE("rename %s: %s", tmp, strerror(errno));
 }
 
 /* Waits (<= 60 s) for DIR/name and reads it whole. */
-static void *read_file_wait(const char *dir, const char *name, size_t *len)
-{
+static void *read_file_wait(const char *dir, const char *name, size_t *len) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     for (int i = 0; i < 60000; i++) {
@@ -278,8 +242,7 @@ static void *read_file_wait(const char *dir, const char *name, size_t *len)
             long n = ftell(f);
             fseek(f, 0, SEEK_SET);
             void *p = malloc(n > 0 ? (size_t)n : 1);
-            if (!p || fread(p, 1, (size_t)n, f) != (size_t)n)
-                DIE("cannot read %s", path);
+            if (!p || fread(p, 1, (size_t)n, f) != (size_t)n) DIE("cannot read %s", path);
             fclose(f);
             *len = (size_t)n;
             return p;
@@ -290,8 +253,7 @@ static void *read_file_wait(const char *dir, const char *name, size_t *len)
     return NULL;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     size_t msg_size = 8;
     long window = 64, iters = 10000, warmup = 100, threads = 1;
     const char *dir = getenv("RAW_UCX_DIR"), *csv_path = NULL;
@@ -299,29 +261,38 @@ int main(int argc, char **argv)
     const char *rs = getenv("WEFT_RANK"), *ss = getenv("WEFT_SIZE");
     g_rank = rs ? atoi(rs) : -1;
 
-    static const struct option longopts[] = {
-        {"size", required_argument, NULL, 's'},  {"window", required_argument, NULL, 'W'},
-        {"iters", required_argument, NULL, 'i'}, {"warmup", required_argument, NULL, 'w'},
-        {"threads", required_argument, NULL, 't'}, {"dir", required_argument, NULL, 'd'},
-        {"pin", no_argument, NULL, 'p'},         {"csv-file", required_argument, NULL, 'c'},
-        {"csv", no_argument, NULL, 'C'},         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"size", required_argument, NULL, 's'},
+                                             {"window", required_argument, NULL, 'W'},
+                                             {"iters", required_argument, NULL, 'i'},
+                                             {"warmup", required_argument, NULL, 'w'},
+                                             {"threads", required_argument, NULL, 't'},
+                                             {"dir", required_argument, NULL, 'd'},
+                                             {"pin", no_argument, NULL, 'p'},
+                                             {"csv-file", required_argument, NULL, 'c'},
+                                             {"csv", no_argument, NULL, 'C'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     int opt, bad = 0;
     long sz = 8;
     opterr = g_rank <= 0;
     while ((opt = getopt_long(argc, argv, "s:W:i:w:t:d:pc:h", longopts, NULL)) != -1) {
         switch (opt) {
-        case 's': bad |= bench_parse_long(optarg, 0, &sz); msg_size = (size_t)sz; break;
-        case 'W': bad |= bench_parse_long(optarg, 1, &window); break;
-        case 'i': bad |= bench_parse_long(optarg, 1, &iters); break;
-        case 'w': bad |= bench_parse_long(optarg, 0, &warmup); break;
-        case 't': bad |= bench_parse_long(optarg, 1, &threads); break;
-        case 'd': dir = optarg; break;
-        case 'p': pin = 1; break;
-        case 'c': csv_path = optarg; break;
-        case 'C': csv_stdout = 1; break;
-        case 'h': if (g_rank <= 0) usage(stdout, argv[0]); return 0;
-        default: bad = 1; break;
+            case 's':
+                bad |= bench_parse_long(optarg, 0, &sz);
+                msg_size = (size_t)sz;
+                break;
+            case 'W': bad |= bench_parse_long(optarg, 1, &window); break;
+            case 'i': bad |= bench_parse_long(optarg, 1, &iters); break;
+            case 'w': bad |= bench_parse_long(optarg, 0, &warmup); break;
+            case 't': bad |= bench_parse_long(optarg, 1, &threads); break;
+            case 'd': dir = optarg; break;
+            case 'p': pin = 1; break;
+            case 'c': csv_path = optarg; break;
+            case 'C': csv_stdout = 1; break;
+            case 'h':
+                if (g_rank <= 0) usage(stdout, argv[0]);
+                return 0;
+            default: bad = 1; break;
         }
     }
     if (bad || optind != argc) {
@@ -329,8 +300,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!rs || !ss || atoi(ss) != 2 || (g_rank != 0 && g_rank != 1)) {
-        fprintf(stderr, "%s: run it under weftrun -n 2 (needs WEFT_RANK 0|1 and WEFT_SIZE=2)\n",
-                argv[0]);
+        fprintf(stderr, "%s: run it under weftrun -n 2 (needs WEFT_RANK 0|1 and WEFT_SIZE=2)\n", argv[0]);
         return 2;
     }
     int rank = g_rank;
@@ -342,17 +312,15 @@ int main(int argc, char **argv)
         snprintf(defdir, sizeof defdir, "/tmp/raw-ucx-msgrate.");
         size_t n = strlen(defdir);
         for (const char *c = job; *c && n + 1 < sizeof defdir; c++) /* keep it a plain name */
-            defdir[n++] = (char)((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
-                                         (*c >= 'A' && *c <= 'Z') ? *c : '_');
+            defdir[n++] =
+                (char)((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ? *c : '_');
         defdir[n] = '\0';
         dir = defdir;
     }
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-        DIE("cannot create %s: %s", dir, strerror(errno));
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) DIE("cannot create %s: %s", dir, strerror(errno));
 
     int cpu = -1;
-    if (pin)
-        cpu = bench_pin(rank); /* as weft-msgrate: says why and runs on unpinned when it fails */
+    if (pin) cpu = bench_pin(rank); /* as weft-msgrate: says why and runs on unpinned when it fails */
 
     ucp_params_t cp = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
                        .features = UCP_FEATURE_TAG,
@@ -363,8 +331,13 @@ int main(int argc, char **argv)
     UCS_CHECK(ucp_init(&cp, config, &ctx));
     ucp_config_release(config);
 
-    struct shared sh = {.rank = rank, .window = window, .iters = iters, .warmup = warmup,
-                        .threads = threads, .msg_size = msg_size, .slot = msg_size ? msg_size : 1};
+    struct shared sh = {.rank = rank,
+                        .window = window,
+                        .iters = iters,
+                        .warmup = warmup,
+                        .threads = threads,
+                        .msg_size = msg_size,
+                        .slot = msg_size ? msg_size : 1};
     pthread_barrier_init(&sh.bar, NULL, (unsigned)threads);
     struct thr *thr = calloc((size_t)threads, sizeof *thr);
     if (!thr) DIE("out of memory");
@@ -381,35 +354,29 @@ int main(int argc, char **argv)
         write_file(dir, name, t->addr, t->addr_len);
         t->buf = malloc(sh.slot * (size_t)window);
         if (!t->buf) DIE("out of memory");
-        for (size_t k = 0; k < sh.slot * (size_t)window; k++)
-            t->buf[k] = rank == 0 ? pattern(t->idx, k) : 0;
+        for (size_t k = 0; k < sh.slot * (size_t)window; k++) t->buf[k] = rank == 0 ? pattern(t->idx, k) : 0;
     }
     for (long i = 0; i < threads; i++) {
         struct thr *t = &thr[i];
         size_t len = 0;
         snprintf(name, sizeof name, "addr.%d.%ld", 1 - rank, i);
         void *peer = read_file_wait(dir, name, &len);
-        ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
-                              .address = (const ucp_address_t *)peer};
+        ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS, .address = (const ucp_address_t *)peer};
         UCS_CHECK(ucp_ep_create(t->worker, &ep, &t->ep));
         free(peer);
     }
     /* Both sides are connected once every pair has synced; then each removes its own files. */
-    for (long i = 0; i < threads; i++)
-        sync_pair(&thr[i]);
+    for (long i = 0; i < threads; i++) sync_pair(&thr[i]);
     for (long i = 0; i < threads; i++) {
         addr_path(path, sizeof path, dir, rank, i, 0);
         unlink(path);
         ucp_worker_release_address(thr[i].worker, thr[i].addr);
     }
-    for (long i = 0; i < threads; i++)
-        sync_pair(&thr[i]);
-    if (rank == 0)
-        rmdir(dir); /* succeeds once rank 1's files are gone too; harmless otherwise */
+    for (long i = 0; i < threads; i++) sync_pair(&thr[i]);
+    if (rank == 0) rmdir(dir); /* succeeds once rank 1's files are gone too; harmless otherwise */
 
     for (long i = 1; i < threads; i++)
-        if (pthread_create(&thr[i].tid, NULL, run_pair, &thr[i]) != 0)
-            DIE("pthread_create failed");
+        if (pthread_create(&thr[i].tid, NULL, run_pair, &thr[i]) != 0) DIE("pthread_create failed");
     run_pair(&thr[0]);
     int bad_data = thr[0].bad;
     for (long i = 1; i < threads; i++) {
@@ -422,8 +389,10 @@ int main(int argc, char **argv)
     {
         long done = 0;
         int v = bad_data;
-        if (rank == 1) post_send(&thr[0], &v, sizeof v, TAG_SYNC, &done);
-        else post_recv(&thr[0], &v, sizeof v, TAG_SYNC, &done);
+        if (rank == 1)
+            post_send(&thr[0], &v, sizeof v, TAG_SYNC, &done);
+        else
+            post_recv(&thr[0], &v, sizeof v, TAG_SYNC, &done);
         wait_count(&thr[0], &done, 1);
         bad_data = v;
     }
@@ -433,19 +402,18 @@ int main(int argc, char **argv)
         double mbps = rate * (double)msg_size / 1e6;
         const char *hdr = "bytes,window,iterations,threads,mode,messages,seconds,msg_per_s,MBps\n";
         char row[256];
-        snprintf(row, sizeof row, "%zu,%ld,%ld,%ld,raw-ucx,%.0f,%.6f,%.0f,%.2f\n", msg_size,
-                 window, iters, threads, msgs, elapsed, rate, mbps);
+        snprintf(row, sizeof row, "%zu,%ld,%ld,%ld,raw-ucx,%.0f,%.6f,%.0f,%.2f\n", msg_size, window, iters, threads,
+                 msgs, elapsed, rate, mbps);
         if (csv_stdout) {
             fputs(hdr, stdout);
             fputs(row, stdout);
         } else {
             const char *tls = getenv("UCX_TLS");
-            printf("# raw-ucx-msgrate: UCX %s, UCX_TLS=%s, %zu-byte messages, window %ld, %ld "
-                   "iterations, %ld thread(s), one worker per thread\n",
-                   ucp_get_version_string(), tls ? tls : "(unset)", msg_size, window, iters,
-                   threads);
-            if (pin)
-                printf("# pinned: rank %d -> CPU %d (all threads)\n", rank, cpu);
+            printf(
+                "# raw-ucx-msgrate: UCX %s, UCX_TLS=%s, %zu-byte messages, window %ld, %ld "
+                "iterations, %ld thread(s), one worker per thread\n",
+                ucp_get_version_string(), tls ? tls : "(unset)", msg_size, window, iters, threads);
+            if (pin) printf("# pinned: rank %d -> CPU %d (all threads)\n", rank, cpu);
             printf("messages: %.0f  seconds: %.6f\n", msgs, elapsed);
             printf("message rate: %.0f msg/s  (%.3f Mmsg/s, %.2f MB/s)\n", rate, rate / 1e6, mbps);
         }
@@ -463,12 +431,10 @@ int main(int argc, char **argv)
     for (long i = 0; i < threads; i++) {
         struct thr *t = &thr[i];
         sync_pair(t);
-        ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                                 .flags = UCP_EP_CLOSE_FLAG_FORCE};
+        ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
         ucs_status_ptr_t r = ucp_ep_close_nbx(t->ep, &p);
         if (UCS_PTR_IS_PTR(r)) {
-            while (ucp_request_check_status(r) == UCS_INPROGRESS)
-                ucp_worker_progress(t->worker);
+            while (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_worker_progress(t->worker);
             ucp_request_free(r);
         }
         ucp_worker_destroy(t->worker);

@@ -65,7 +65,10 @@ inline const char *op_name(uint8_t o) {
 
 class writer {
   public:
-    explicit writer(uint8_t o) { buf_.assign(4, '\0'); buf_.push_back(static_cast<char>(o)); }
+    explicit writer(uint8_t o) {
+        buf_.assign(4, '\0');
+        buf_.push_back(static_cast<char>(o));
+    }
     writer &u32(uint32_t v) {
         char b[4] = {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
         buf_.append(b, 4);

@@ -67,10 +67,9 @@ extern "C" {
  * kind: WEFT_PLUGIN_KIND_*; name: the <name> of libweft-<name>.so; version: any text (it may
  * be a char array filled by a constructor); priority: see docs/plugins.md; ops: the address of
  * the plugin's const ops table.  In C and C++ alike (extern "C", default visibility). */
-#define WEFT_KIT_PLUGIN_DEFINE(kind, name, version, priority, ops)                           \
-    WEFT_KIT_EXTERN_C WEFT_KIT_EXPORT const weft_plugin_v1_t weft_plugin_v1 = {              \
-        WEFT_PLUGIN_ABI_MAJOR, WEFT_PLUGIN_ABI_MINOR, (kind), (name), (version), (priority),  \
-        (ops)}
+#define WEFT_KIT_PLUGIN_DEFINE(kind, name, version, priority, ops)              \
+    WEFT_KIT_EXTERN_C WEFT_KIT_EXPORT const weft_plugin_v1_t weft_plugin_v1 = { \
+        WEFT_PLUGIN_ABI_MAJOR, WEFT_PLUGIN_ABI_MINOR, (kind), (name), (version), (priority), (ops)}
 
 /* ================================================================ 2. log lines, reasons == */
 
@@ -79,22 +78,17 @@ extern "C" {
  * 511 bytes.  Any thread, any time (the core copies the line).  The same as plugin.h's
  * weft_plugin_logf (ABI 1.3), but usable with every plugin.h 1.x, and with a va_list. */
 WEFT_KIT_PRINTF(4, 0)
-static inline void weft_kit_vlogf(const weft_plugin_host_t *host, int level, const char *name,
-                                  const char *fmt, va_list ap)
-{
+static inline void weft_kit_vlogf(const weft_plugin_host_t *host, int level, const char *name, const char *fmt,
+                                  va_list ap) {
     char line[512];
-    if (!host || host->struct_size < offsetof(weft_plugin_host_t, log) + sizeof host->log ||
-        !host->log)
-        return;
+    if (!host || host->struct_size < offsetof(weft_plugin_host_t, log) + sizeof host->log || !host->log) return;
     vsnprintf(line, sizeof line, fmt, ap);
     host->log(level, name, line);
 }
 
 /* weft_kit_logf(host, WEFT_LOG_WARN, "myfabric", "peer %s: %s", who, what) */
 WEFT_KIT_PRINTF(4, 5)
-static inline void weft_kit_logf(const weft_plugin_host_t *host, int level, const char *name,
-                                 const char *fmt, ...)
-{
+static inline void weft_kit_logf(const weft_plugin_host_t *host, int level, const char *name, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     weft_kit_vlogf(host, level, name, fmt, ap);
@@ -115,8 +109,7 @@ static inline void weft_kit_logf(const weft_plugin_host_t *host, int level, cons
  * Say what is missing and which variable or package the user must change.  The same as
  * plugin.h's weft_plugin_whyf (ABI 1.3), usable with every plugin.h 1.x. */
 WEFT_KIT_PRINTF(4, 5)
-static inline int weft_kit_whyf(char *why, size_t why_len, int rc, const char *fmt, ...)
-{
+static inline int weft_kit_whyf(char *why, size_t why_len, int rc, const char *fmt, ...) {
     va_list ap;
     if (why && why_len) {
         va_start(ap, fmt);
@@ -132,20 +125,15 @@ static inline int weft_kit_whyf(char *why, size_t why_len, int rc, const char *f
 
 /* host as init got it, or NULL when it is NULL or too short to hold log (keep the result:
  * the kit's log helpers then simply drop lines). */
-static inline const weft_plugin_host_t *weft_kit_host_checked(const weft_plugin_host_t *host)
-{
-    if (host && host->struct_size < offsetof(weft_plugin_host_t, log) + sizeof host->log)
-        return NULL;
+static inline const weft_plugin_host_t *weft_kit_host_checked(const weft_plugin_host_t *host) {
+    if (host && host->struct_size < offsetof(weft_plugin_host_t, log) + sizeof host->log) return NULL;
     return host;
 }
 
 /* The value of an init hint (an info key given to weft_init_info, e.g. "weft_ucx_tls"), or
  * NULL when it is unset or host cannot tell. */
-static inline const char *weft_kit_host_hint(const weft_plugin_host_t *host, const char *key)
-{
-    if (!host ||
-        host->struct_size < offsetof(weft_plugin_host_t, hint_ctx) + sizeof host->hint_ctx ||
-        !host->hint)
+static inline const char *weft_kit_host_hint(const weft_plugin_host_t *host, const char *key) {
+    if (!host || host->struct_size < offsetof(weft_plugin_host_t, hint_ctx) + sizeof host->hint_ctx || !host->hint)
         return NULL;
     return host->hint(host->hint_ctx, key);
 }
@@ -155,35 +143,27 @@ static inline const char *weft_kit_host_hint(const weft_plugin_host_t *host, con
  * WEFT_PLUGIN_OK or WEFT_PLUGIN_ERR_INVALID:
  *     int rc = weft_kit_fabric_init_begin("myfabric", fabric, &host, why, why_len);
  *     if (rc != WEFT_PLUGIN_OK) return rc; */
-static inline int weft_kit_fabric_init_begin(const char *name, weft_fabric_t **fabric,
-                                             const weft_plugin_host_t **host, char *why,
-                                             size_t why_len)
-{
+static inline int weft_kit_fabric_init_begin(const char *name, weft_fabric_t **fabric, const weft_plugin_host_t **host,
+                                             char *why, size_t why_len) {
     if (!fabric)
-        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_INVALID,
-                             "%s: init called without a fabric pointer", name);
+        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_INVALID, "%s: init called without a fabric pointer", name);
     *fabric = NULL;
-    if (host)
-        *host = weft_kit_host_checked(*host);
+    if (host) *host = weft_kit_host_checked(*host);
     return WEFT_PLUGIN_OK;
 }
 
 /* ep_open's attr is usable: not NULL, long enough for serial and complete (every core gives
  * that much: ABI 1.0), and complete set.  Refuse the others with WEFT_PLUGIN_ERR_INVALID. */
-static inline int weft_kit_ep_attr_valid(const weft_fabric_ep_attr_t *attr)
-{
-    return attr &&
-           attr->struct_size >= offsetof(weft_fabric_ep_attr_t, complete) + sizeof attr->complete &&
-           attr->complete;
+static inline int weft_kit_ep_attr_valid(const weft_fabric_ep_attr_t *attr) {
+    return attr && attr->struct_size >= offsetof(weft_fabric_ep_attr_t, complete) + sizeof attr->complete &&
+        attr->complete;
 }
 
 /* attr->context_space (ABI 1.6) when the core's attr has the field, else 0 (a core older than
  * 1.6, or a plugin.h older than 1.6). */
-static inline size_t weft_kit_ep_attr_context_space(const weft_fabric_ep_attr_t *attr)
-{
+static inline size_t weft_kit_ep_attr_context_space(const weft_fabric_ep_attr_t *attr) {
 #if WEFT_PLUGIN_ABI_MINOR >= 6
-    if (attr && attr->struct_size >=
-                    offsetof(weft_fabric_ep_attr_t, context_space) + sizeof attr->context_space)
+    if (attr && attr->struct_size >= offsetof(weft_fabric_ep_attr_t, context_space) + sizeof attr->context_space)
         return attr->context_space;
 #else
     (void)attr;
@@ -194,12 +174,10 @@ static inline size_t weft_kit_ep_attr_context_space(const weft_fabric_ep_attr_t 
 /* query's answer: copies the plugin's complete caps (all; its struct_size is ignored) into
  * the core's caps, as far as caps->struct_size reaches, and keeps caps->struct_size.  Returns
  * WEFT_PLUGIN_ERR_INVALID for a NULL caps or a struct_size below its own field. */
-static inline int weft_kit_caps_write(weft_fabric_caps_t *caps, const weft_fabric_caps_t *all)
-{
+static inline int weft_kit_caps_write(weft_fabric_caps_t *caps, const weft_fabric_caps_t *all) {
     weft_fabric_caps_t c;
     size_t n;
-    if (!caps || !all || caps->struct_size < sizeof caps->struct_size)
-        return WEFT_PLUGIN_ERR_INVALID;
+    if (!caps || !all || caps->struct_size < sizeof caps->struct_size) return WEFT_PLUGIN_ERR_INVALID;
     c = *all;
     c.struct_size = caps->struct_size;
     n = caps->struct_size < sizeof c ? caps->struct_size : sizeof c;
@@ -211,69 +189,56 @@ static inline int weft_kit_caps_write(weft_fabric_caps_t *caps, const weft_fabri
 
 /* Fixed-width integers at any (unaligned) address, in a stated byte order: what goes on a
  * wire or into an address, which other hosts read, must not depend on this host's order. */
-static inline void weft_kit_store_le16(void *p, uint16_t v)
-{
+static inline void weft_kit_store_le16(void *p, uint16_t v) {
     unsigned char *b = (unsigned char *)p;
     b[0] = (unsigned char)v;
     b[1] = (unsigned char)(v >> 8);
 }
-static inline void weft_kit_store_le32(void *p, uint32_t v)
-{
+static inline void weft_kit_store_le32(void *p, uint32_t v) {
     weft_kit_store_le16(p, (uint16_t)v);
     weft_kit_store_le16((unsigned char *)p + 2, (uint16_t)(v >> 16));
 }
-static inline void weft_kit_store_le64(void *p, uint64_t v)
-{
+static inline void weft_kit_store_le64(void *p, uint64_t v) {
     weft_kit_store_le32(p, (uint32_t)v);
     weft_kit_store_le32((unsigned char *)p + 4, (uint32_t)(v >> 32));
 }
-static inline uint16_t weft_kit_load_le16(const void *p)
-{
+static inline uint16_t weft_kit_load_le16(const void *p) {
     const unsigned char *b = (const unsigned char *)p;
     return (uint16_t)(b[0] | b[1] << 8);
 }
-static inline uint32_t weft_kit_load_le32(const void *p)
-{
+static inline uint32_t weft_kit_load_le32(const void *p) {
     return weft_kit_load_le16(p) | (uint32_t)weft_kit_load_le16((const unsigned char *)p + 2) << 16;
 }
-static inline uint64_t weft_kit_load_le64(const void *p)
-{
+static inline uint64_t weft_kit_load_le64(const void *p) {
     return weft_kit_load_le32(p) | (uint64_t)weft_kit_load_le32((const unsigned char *)p + 4) << 32;
 }
-static inline void weft_kit_store_be16(void *p, uint16_t v)
-{
+static inline void weft_kit_store_be16(void *p, uint16_t v) {
     unsigned char *b = (unsigned char *)p;
     b[0] = (unsigned char)(v >> 8);
     b[1] = (unsigned char)v;
 }
-static inline void weft_kit_store_be32(void *p, uint32_t v)
-{
+static inline void weft_kit_store_be32(void *p, uint32_t v) {
     weft_kit_store_be16(p, (uint16_t)(v >> 16));
     weft_kit_store_be16((unsigned char *)p + 2, (uint16_t)v);
 }
-static inline void weft_kit_store_be64(void *p, uint64_t v)
-{
+static inline void weft_kit_store_be64(void *p, uint64_t v) {
     weft_kit_store_be32(p, (uint32_t)(v >> 32));
     weft_kit_store_be32((unsigned char *)p + 4, (uint32_t)v);
 }
-static inline uint16_t weft_kit_load_be16(const void *p)
-{
+static inline uint16_t weft_kit_load_be16(const void *p) {
     const unsigned char *b = (const unsigned char *)p;
     return (uint16_t)(b[0] << 8 | b[1]);
 }
-static inline uint32_t weft_kit_load_be32(const void *p)
-{
+static inline uint32_t weft_kit_load_be32(const void *p) {
     return (uint32_t)weft_kit_load_be16(p) << 16 | weft_kit_load_be16((const unsigned char *)p + 2);
 }
-static inline uint64_t weft_kit_load_be64(const void *p)
-{
+static inline uint64_t weft_kit_load_be64(const void *p) {
     return (uint64_t)weft_kit_load_be32(p) << 32 | weft_kit_load_be32((const unsigned char *)p + 4);
 }
 
 /* Weft's matching rule, for fabrics that match in the plugin: a message with match bits
  * msg_tag matches a receive of (tag, ignore) when (msg_tag & ~ignore) == (tag & ~ignore). */
-static inline int weft_kit_tag_matches(uint64_t msg_tag, uint64_t tag, uint64_t ignore)
-{
+static inline int weft_kit_tag_matches(uint64_t msg_tag, uint64_t tag, uint64_t ignore) {
     return ((msg_tag ^ tag) & ~ignore) == 0;
 }
 
@@ -298,43 +263,35 @@ typedef struct weft_kit_link {
 } weft_kit_link_t;
 
 /* The element (of type `type`) whose link `member` ptr points to. */
-#define WEFT_KIT_CONTAINER_OF(ptr, type, member)                                              \
-    ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define WEFT_KIT_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 typedef struct weft_kit_list {
     weft_kit_link_t head; /* head.next: the first element, head.prev: the last (or &head) */
 } weft_kit_list_t;
 
 /* static weft_kit_list_t all = WEFT_KIT_LIST_INITIALIZER(all); */
-#define WEFT_KIT_LIST_INITIALIZER(list) {{&(list).head, &(list).head}}
+#define WEFT_KIT_LIST_INITIALIZER(list) \
+    {                                   \
+        { &(list).head, &(list).head }  \
+    }
 
-static inline void weft_kit_list_init(weft_kit_list_t *l)
-{
-    l->head.next = l->head.prev = &l->head;
-}
+static inline void weft_kit_list_init(weft_kit_list_t *l) { l->head.next = l->head.prev = &l->head; }
 
-static inline int weft_kit_list_empty(const weft_kit_list_t *l)
-{
-    return l->head.next == &l->head;
-}
+static inline int weft_kit_list_empty(const weft_kit_list_t *l) { return l->head.next == &l->head; }
 
 /* The first element's link, or NULL when the list is empty. */
-static inline weft_kit_link_t *weft_kit_list_first(const weft_kit_list_t *l)
-{
+static inline weft_kit_link_t *weft_kit_list_first(const weft_kit_list_t *l) {
     return l->head.next == &l->head ? NULL : l->head.next;
 }
 
 /* The link after n on l, or NULL when n is the last. */
-static inline weft_kit_link_t *weft_kit_list_next(const weft_kit_list_t *l,
-                                                  const weft_kit_link_t *n)
-{
+static inline weft_kit_link_t *weft_kit_list_next(const weft_kit_list_t *l, const weft_kit_link_t *n) {
     return n->next == &l->head ? NULL : n->next;
 }
 
 /* (The stores are ordered so that GCC does not pair n's two into one vector store, which
  * takes more instructions than the two it replaces: these run on receive paths.) */
-static inline void weft_kit_list_push_front(weft_kit_list_t *l, weft_kit_link_t *n)
-{
+static inline void weft_kit_list_push_front(weft_kit_list_t *l, weft_kit_link_t *n) {
     weft_kit_link_t *first = l->head.next;
     n->next = first;
     first->prev = n;
@@ -342,8 +299,7 @@ static inline void weft_kit_list_push_front(weft_kit_list_t *l, weft_kit_link_t 
     l->head.next = n;
 }
 
-static inline void weft_kit_list_push_back(weft_kit_list_t *l, weft_kit_link_t *n)
-{
+static inline void weft_kit_list_push_back(weft_kit_list_t *l, weft_kit_link_t *n) {
     weft_kit_link_t *last = l->head.prev;
     n->prev = last;
     last->next = n;
@@ -353,8 +309,7 @@ static inline void weft_kit_list_push_back(weft_kit_list_t *l, weft_kit_link_t *
 
 /* Takes n off the list it is on.  n's own pointers are left as they were: keep a flag of your
  * own if you need to know whether an element is linked, and unlink it once. */
-static inline void weft_kit_list_unlink(weft_kit_link_t *n)
-{
+static inline void weft_kit_list_unlink(weft_kit_link_t *n) {
     n->prev->next = n->next;
     n->next->prev = n->prev;
 }
@@ -364,27 +319,20 @@ static inline void weft_kit_list_unlink(weft_kit_link_t *n)
  *         struct op *op = WEFT_KIT_CONTAINER_OF(it, struct op, link);
  *         ...
  *     } */
-#define WEFT_KIT_LIST_FOREACH(it, list)                                                       \
-    for (weft_kit_link_t *it = (list)->head.next, *it##_next_ = it->next;                     \
-         it != &(list)->head; it = it##_next_, it##_next_ = it->next)
+#define WEFT_KIT_LIST_FOREACH(it, list)                                                        \
+    for (weft_kit_link_t *it = (list)->head.next, *it##_next_ = it->next; it != &(list)->head; \
+         it = it##_next_, it##_next_ = it->next)
 
 typedef struct weft_kit_queue {
     weft_kit_link_t *first; /* NULL when empty; the chain runs through next to NULL */
     weft_kit_link_t *last;
 } weft_kit_queue_t;
 
-static inline void weft_kit_queue_init(weft_kit_queue_t *q)
-{
-    q->first = q->last = NULL;
-}
+static inline void weft_kit_queue_init(weft_kit_queue_t *q) { q->first = q->last = NULL; }
 
-static inline int weft_kit_queue_empty(const weft_kit_queue_t *q)
-{
-    return !q->first;
-}
+static inline int weft_kit_queue_empty(const weft_kit_queue_t *q) { return !q->first; }
 
-static inline void weft_kit_queue_push(weft_kit_queue_t *q, weft_kit_link_t *n)
-{
+static inline void weft_kit_queue_push(weft_kit_queue_t *q, weft_kit_link_t *n) {
     n->next = NULL;
     if (q->last)
         q->last->next = n;
@@ -394,13 +342,11 @@ static inline void weft_kit_queue_push(weft_kit_queue_t *q, weft_kit_link_t *n)
 }
 
 /* The first link, taken off the queue, or NULL when it is empty. */
-static inline weft_kit_link_t *weft_kit_queue_pop(weft_kit_queue_t *q)
-{
+static inline weft_kit_link_t *weft_kit_queue_pop(weft_kit_queue_t *q) {
     weft_kit_link_t *n = q->first;
     if (n) {
         q->first = n->next;
-        if (!q->first)
-            q->last = NULL;
+        if (!q->first) q->last = NULL;
     }
     return n;
 }
@@ -411,8 +357,7 @@ static inline weft_kit_link_t *weft_kit_queue_pop(weft_kit_queue_t *q)
  *         next = n->next;
  *         ...
  *     } */
-static inline weft_kit_link_t *weft_kit_queue_take(weft_kit_queue_t *q)
-{
+static inline weft_kit_link_t *weft_kit_queue_take(weft_kit_queue_t *q) {
     weft_kit_link_t *n = q->first;
     q->first = q->last = NULL;
     return n;
@@ -430,64 +375,48 @@ typedef struct weft_kit_ep_lock {
 } weft_kit_ep_lock_t;
 
 /* At ep_open: serial = attr->serial.  Returns 0, or an errno value (then do not use it). */
-static inline int weft_kit_ep_lock_init(weft_kit_ep_lock_t *l, int serial)
-{
+static inline int weft_kit_ep_lock_init(weft_kit_ep_lock_t *l, int serial) {
     l->serial = serial != 0;
     return pthread_mutex_init(&l->mutex, NULL);
 }
 
 /* At ep_close, once no thread can hold it. */
-static inline void weft_kit_ep_lock_destroy(weft_kit_ep_lock_t *l)
-{
-    pthread_mutex_destroy(&l->mutex);
-}
+static inline void weft_kit_ep_lock_destroy(weft_kit_ep_lock_t *l) { pthread_mutex_destroy(&l->mutex); }
 
 /* Takes the lock when the endpoint is shared; nothing when it is serial. */
-static inline void weft_kit_ep_lock(weft_kit_ep_lock_t *l)
-{
-    if (!l->serial)
-        pthread_mutex_lock(&l->mutex);
+static inline void weft_kit_ep_lock(weft_kit_ep_lock_t *l) {
+    if (!l->serial) pthread_mutex_lock(&l->mutex);
 }
 
-static inline void weft_kit_ep_unlock(weft_kit_ep_lock_t *l)
-{
-    if (!l->serial)
-        pthread_mutex_unlock(&l->mutex);
+static inline void weft_kit_ep_unlock(weft_kit_ep_lock_t *l) {
+    if (!l->serial) pthread_mutex_unlock(&l->mutex);
 }
 
 #if defined(__GNUC__)
-static inline weft_kit_ep_lock_t *weft_kit_ep_guard_take_(weft_kit_ep_lock_t *l)
-{
+static inline weft_kit_ep_lock_t *weft_kit_ep_guard_take_(weft_kit_ep_lock_t *l) {
     weft_kit_ep_lock(l);
     return l;
 }
-static inline void weft_kit_ep_guard_release_(weft_kit_ep_lock_t **l)
-{
-    weft_kit_ep_unlock(*l);
-}
+static inline void weft_kit_ep_guard_release_(weft_kit_ep_lock_t **l) { weft_kit_ep_unlock(*l); }
 /* A scoped guard (GNU C and C++; a C compiler without GNU extensions calls
  * weft_kit_ep_lock/unlock itself): takes the endpoint lock as weft_kit_ep_lock does, and
  * releases it when `name` goes out of scope, on every return:
  *     WEFT_KIT_EP_GUARD(g, &ep->lock);
  *     if (!ep->posted_count) return WEFT_PLUGIN_ERR_NOT_FOUND;   (unlocks) */
-#define WEFT_KIT_EP_GUARD(name, lock)                                                         \
-    weft_kit_ep_lock_t *name __attribute__((cleanup(weft_kit_ep_guard_release_), unused)) =  \
+#define WEFT_KIT_EP_GUARD(name, lock)                                                       \
+    weft_kit_ep_lock_t *name __attribute__((cleanup(weft_kit_ep_guard_release_), unused)) = \
         weft_kit_ep_guard_take_(lock)
 
-static inline pthread_mutex_t *weft_kit_mutex_guard_take_(pthread_mutex_t *m)
-{
+static inline pthread_mutex_t *weft_kit_mutex_guard_take_(pthread_mutex_t *m) {
     pthread_mutex_lock(m);
     return m;
 }
-static inline void weft_kit_mutex_guard_release_(pthread_mutex_t **m)
-{
-    pthread_mutex_unlock(*m);
-}
+static inline void weft_kit_mutex_guard_release_(pthread_mutex_t **m) { pthread_mutex_unlock(*m); }
 /* The same for a mutex that is always taken: a lock of the fabric's, or &ep_lock->mutex on a
  * path only shared endpoints take (after testing serial once, out of the serial fast path):
  *     WEFT_KIT_MUTEX_GUARD(g, &fabric->mutex); */
-#define WEFT_KIT_MUTEX_GUARD(name, mutex)                                                     \
-    pthread_mutex_t *name __attribute__((cleanup(weft_kit_mutex_guard_release_), unused)) =  \
+#define WEFT_KIT_MUTEX_GUARD(name, mutex)                                                   \
+    pthread_mutex_t *name __attribute__((cleanup(weft_kit_mutex_guard_release_), unused)) = \
         weft_kit_mutex_guard_take_(mutex)
 #endif
 
@@ -505,13 +434,13 @@ static inline void weft_kit_mutex_guard_release_(pthread_mutex_t **m)
 #define WEFT_KIT_ADDR_HEADER_SIZE 8
 
 /* Four characters as the magic that stores as those bytes, in that order. */
-#define WEFT_KIT_MAGIC(a, b, c, d)                                                            \
-    ((uint32_t)(unsigned char)(a) | (uint32_t)(unsigned char)(b) << 8 |                       \
-     (uint32_t)(unsigned char)(c) << 16 | (uint32_t)(unsigned char)(d) << 24)
+#define WEFT_KIT_MAGIC(a, b, c, d)                                                                           \
+    ((uint32_t)(unsigned char)(a) | (uint32_t)(unsigned char)(b) << 8 | (uint32_t)(unsigned char)(c) << 16 | \
+     (uint32_t)(unsigned char)(d) << 24)
 
 typedef struct weft_kit_addr_format {
-    const char *name;   /* what the errors call it, e.g. "ucx" */
-    uint32_t magic;     /* WEFT_KIT_MAGIC(...) */
+    const char *name; /* what the errors call it, e.g. "ucx" */
+    uint32_t magic;   /* WEFT_KIT_MAGIC(...) */
     uint16_t version;
     size_t min_payload; /* payload bytes ep_connect accepts: exactly this many when equal */
     size_t max_payload;
@@ -521,14 +450,12 @@ typedef struct weft_kit_addr_format {
  * that much (*len on entry), writes the header and returns where the payload_len bytes of
  * payload go; returns NULL, with *len the length needed, when buf is NULL or too small (answer
  * that with an error code: the core then knows how much to give). */
-static inline unsigned char *weft_kit_addr_write(const weft_kit_addr_format_t *f, uint16_t info,
-                                                 void *buf, size_t *len, size_t payload_len)
-{
+static inline unsigned char *weft_kit_addr_write(const weft_kit_addr_format_t *f, uint16_t info, void *buf, size_t *len,
+                                                 size_t payload_len) {
     unsigned char *b = (unsigned char *)buf;
     size_t cap = *len;
     *len = WEFT_KIT_ADDR_HEADER_SIZE + payload_len;
-    if (!b || cap < *len)
-        return NULL;
+    if (!b || cap < *len) return NULL;
     weft_kit_store_le32(b, f->magic);
     weft_kit_store_le16(b + 4, f->version);
     weft_kit_store_le16(b + 6, info);
@@ -536,8 +463,7 @@ static inline unsigned char *weft_kit_addr_write(const weft_kit_addr_format_t *f
 }
 
 /* The magic as text for messages: printable characters as they are, others as '?'. */
-static inline void weft_kit_magic_text_(uint32_t magic, char out[5])
-{
+static inline void weft_kit_magic_text_(uint32_t magic, char out[5]) {
     int i;
     for (i = 0; i < 4; ++i) {
         unsigned char c = (unsigned char)(magic >> (8 * i));
@@ -550,19 +476,18 @@ static inline void weft_kit_magic_text_(uint32_t magic, char out[5])
  * header, f's magic and version, a payload within f's bounds) and returns its payload, with
  * *payload_len and *info (either may be NULL); or returns NULL with a one-line reason in
  * why[why_len] (when why is not NULL), to log before answering WEFT_PLUGIN_ERR_UNREACHABLE. */
-static inline const unsigned char *weft_kit_addr_read(const weft_kit_addr_format_t *f,
-                                                      const void *address, size_t len,
-                                                      uint16_t *info, size_t *payload_len,
-                                                      char *why, size_t why_len)
-{
+static inline const unsigned char *weft_kit_addr_read(const weft_kit_addr_format_t *f, const void *address, size_t len,
+                                                      uint16_t *info, size_t *payload_len, char *why, size_t why_len) {
     const unsigned char *b = (const unsigned char *)address;
     char want[5], got[5];
     uint32_t magic;
     uint16_t version;
     size_t payload;
     if (!b || len < WEFT_KIT_ADDR_HEADER_SIZE) {
-        weft_kit_whyf(why, why_len, 0, "a %zu-byte address is no %s address (they start with an "
-                      "%d-byte header)", b ? len : 0, f->name, WEFT_KIT_ADDR_HEADER_SIZE);
+        weft_kit_whyf(why, why_len, 0,
+                      "a %zu-byte address is no %s address (they start with an "
+                      "%d-byte header)",
+                      b ? len : 0, f->name, WEFT_KIT_ADDR_HEADER_SIZE);
         return NULL;
     }
     magic = weft_kit_load_le32(b);
@@ -571,14 +496,17 @@ static inline const unsigned char *weft_kit_addr_read(const weft_kit_addr_format
     if (magic != f->magic) {
         weft_kit_magic_text_(f->magic, want);
         weft_kit_magic_text_(magic, got);
-        weft_kit_whyf(why, why_len, 0, "a %zu-byte address that starts with '%s', not '%s', "
-                      "is no %s address (one of another fabric plugin?)", len, got, want, f->name);
+        weft_kit_whyf(why, why_len, 0,
+                      "a %zu-byte address that starts with '%s', not '%s', "
+                      "is no %s address (one of another fabric plugin?)",
+                      len, got, want, f->name);
         return NULL;
     }
     if (version != f->version) {
-        weft_kit_whyf(why, why_len, 0, "a %s address of version %u, this plugin reads version "
-                      "%u (do all processes of the job load the same plugin build?)", f->name,
-                      (unsigned)version, (unsigned)f->version);
+        weft_kit_whyf(why, why_len, 0,
+                      "a %s address of version %u, this plugin reads version "
+                      "%u (do all processes of the job load the same plugin build?)",
+                      f->name, (unsigned)version, (unsigned)f->version);
         return NULL;
     }
     if (payload < f->min_payload || payload > f->max_payload) {
@@ -587,14 +515,14 @@ static inline const unsigned char *weft_kit_addr_read(const weft_kit_addr_format
             snprintf(bounds, sizeof bounds, "%zu", f->min_payload);
         else
             snprintf(bounds, sizeof bounds, "%zu to %zu", f->min_payload, f->max_payload);
-        weft_kit_whyf(why, why_len, 0, "a %s address with %zu bytes after its header, not %s "
-                      "(cut short or padded on the way?)", f->name, payload, bounds);
+        weft_kit_whyf(why, why_len, 0,
+                      "a %s address with %zu bytes after its header, not %s "
+                      "(cut short or padded on the way?)",
+                      f->name, payload, bounds);
         return NULL;
     }
-    if (info)
-        *info = weft_kit_load_le16(b + 6);
-    if (payload_len)
-        *payload_len = payload;
+    if (info) *info = weft_kit_load_le16(b + 6);
+    if (payload_len) *payload_len = payload;
     return b + WEFT_KIT_ADDR_HEADER_SIZE;
 }
 

@@ -59,9 +59,9 @@ inline void check(int rc) {
 
 template <class T>
 struct datatype_of {};  // no member `value`: T has no built-in datatype
-#define WEFT_CXX_TYPE(T, H) \
-    template <>             \
-    struct datatype_of<T> { \
+#define WEFT_CXX_TYPE(T, H)                       \
+    template <>                                   \
+    struct datatype_of<T> {                       \
         static constexpr weft_datatype value = H; \
     }
 WEFT_CXX_TYPE(char, WEFT_CHAR);
@@ -98,7 +98,9 @@ WEFT_CXX_TYPE(value_index<short>, WEFT_SHORT_INT);
 
 // Types with a built-in datatype (cv-qualifiers ignored, so spans of const T qualify).
 template <class T>
-concept builtin_type = requires { datatype_of<std::remove_cv_t<T>>::value; };
+concept builtin_type = requires {
+    datatype_of<std::remove_cv_t<T>>::value;
+};
 
 template <builtin_type T>
 inline constexpr weft_datatype datatype_of_v = datatype_of<std::remove_cv_t<T>>::value;
@@ -131,9 +133,7 @@ class Info {
         return Info(n);
     }
 
-    void set(const std::string &key, const std::string &value) {
-        check(weft_info_set(h_, key.c_str(), value.c_str()));
-    }
+    void set(const std::string &key, const std::string &value) { check(weft_info_set(h_, key.c_str(), value.c_str())); }
 
     std::optional<std::string> get(const std::string &key) const {
         size_t len = 0;
@@ -164,15 +164,16 @@ class Info {
 
     // Stores the bytes of value, hex-encoded (e.g. a cudaStream_t for the `value` key).
     template <class T>
-        requires std::is_trivially_copyable_v<T>
+    requires std::is_trivially_copyable_v<T>
     void set_hex(const std::string &key, const T &value) {
         check(weft_info_set_hex(h_, key.c_str(), &value, sizeof(T)));
     }
 
     // nullopt when the key is absent; throws when it does not decode to exactly sizeof(T) bytes.
     template <class T>
-        requires(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>)
-    std::optional<T> get_hex(const std::string &key) const {
+    requires(std::is_trivially_copyable_v<T> &&std::is_default_constructible_v<T>) std::optional<T> get_hex(
+        const std::string &key)
+    const {
         T value{};
         int flag = 0;
         check(weft_info_get_hex(h_, key.c_str(), &value, sizeof(T), &flag));
@@ -214,8 +215,7 @@ class Datatype {
         return Datatype(n);
     }
     // stride counts oldtype extents and may be negative.
-    static Datatype vector(size_t count, size_t blocklength, std::ptrdiff_t stride,
-                           weft_datatype oldtype) {
+    static Datatype vector(size_t count, size_t blocklength, std::ptrdiff_t stride, weft_datatype oldtype) {
         weft_datatype n = WEFT_DATATYPE_NULL;
         check(weft_type_vector(count, blocklength, stride, oldtype, &n));
         return Datatype(n);
@@ -295,9 +295,8 @@ class Op {
     // returns the new inout value.  The datatype passed to the collective must hold T elements
     // (e.g. datatype_of_v<T>, or a contiguous type of them).
     template <class T, class F>
-        requires(std::is_empty_v<F> && std::is_default_constructible_v<F> &&
-                 std::is_invocable_r_v<T, const F &, const T &, const T &>)
-    static Op create(F, bool commute = true) {
+    requires(std::is_empty_v<F> &&std::is_default_constructible_v<F>
+                 &&std::is_invocable_r_v<T, const F &, const T &, const T &>) static Op create(F, bool commute = true) {
         weft_user_function *fn = [](void *in, void *inout, size_t *len, weft_datatype *type) {
             size_t n = *len;
             size_t bytes = 0;
@@ -325,17 +324,15 @@ class Op {
 
 namespace detail {
 // Throws std::invalid_argument when a span's length does not fit the collective.
-inline void check_count(bool ok, const char *fn, const char *what, size_t got, const char *want_text,
-                        size_t want) {
+inline void check_count(bool ok, const char *fn, const char *what, size_t got, const char *want_text, size_t want) {
     if (!ok)
-        throw std::invalid_argument(std::string("weft::Comm::") + fn + ": " + what + " has " +
-                                    std::to_string(got) + " elements, " + want_text + " " +
-                                    std::to_string(want));
+        throw std::invalid_argument(std::string("weft::Comm::") + fn + ": " + what + " has " + std::to_string(got) +
+                                    " elements, " + want_text + " " + std::to_string(want));
 }
 // The element type of an input span (const or not) matches the output span's.
 template <class In, class Out>
-concept same_elements = builtin_type<Out> && !std::is_const_v<Out> &&
-                        std::is_same_v<std::remove_cv_t<In>, std::remove_cv_t<Out>>;
+concept same_elements =
+    builtin_type<Out> && !std::is_const_v<Out> && std::is_same_v<std::remove_cv_t<In>, std::remove_cv_t<Out>>;
 }  // namespace detail
 
 // ---- Status and requests ----
@@ -489,19 +486,16 @@ class Comm {
         send(buf.data(), buf.size(), datatype_of_v<T>, dest, tag);
     }
     template <builtin_type T, size_t N>
-        requires(!std::is_const_v<T>)
-    Status recv(std::span<T, N> buf, int source = WEFT_ANY_SOURCE, int tag = WEFT_ANY_TAG) const {
-        return recv(buf.data(), buf.size(), datatype_of_v<T>, source, tag);
-    }
+    requires(!std::is_const_v<T>) Status recv(std::span<T, N> buf, int source = WEFT_ANY_SOURCE, int tag = WEFT_ANY_TAG)
+    const { return recv(buf.data(), buf.size(), datatype_of_v<T>, source, tag); }
     template <builtin_type T, size_t N>
     Request isend(std::span<T, N> buf, int dest, int tag) const {
         return isend(buf.data(), buf.size(), datatype_of_v<T>, dest, tag);
     }
     template <builtin_type T, size_t N>
-        requires(!std::is_const_v<T>)
-    Request irecv(std::span<T, N> buf, int source = WEFT_ANY_SOURCE, int tag = WEFT_ANY_TAG) const {
-        return irecv(buf.data(), buf.size(), datatype_of_v<T>, source, tag);
-    }
+    requires(!std::is_const_v<T>) Request
+        irecv(std::span<T, N> buf, int source = WEFT_ANY_SOURCE, int tag = WEFT_ANY_TAG)
+    const { return irecv(buf.data(), buf.size(), datatype_of_v<T>, source, tag); }
 
     Status probe(int source = WEFT_ANY_SOURCE, int tag = WEFT_ANY_TAG) const {
         Status s;
@@ -522,8 +516,8 @@ class Comm {
         check(weft_stream_send(buf.data(), buf.size(), datatype_of_v<T>, dest, tag, c_, src_idx, dst_idx));
     }
     template <builtin_type T, size_t N>
-        requires(!std::is_const_v<T>)
-    Status stream_recv(std::span<T, N> buf, int source, int tag, int src_idx, int dst_idx) const {
+    requires(!std::is_const_v<T>) Status stream_recv(std::span<T, N> buf, int source, int tag, int src_idx, int dst_idx)
+    const {
         Status s;
         check(weft_stream_recv(buf.data(), buf.size(), datatype_of_v<T>, source, tag, c_, src_idx, dst_idx,
                                s.c_status()));
@@ -554,8 +548,7 @@ class Comm {
         check(weft_bcast(buf, count, type, root, c_));
     }
     template <builtin_type T, size_t N>
-        requires(!std::is_const_v<T>)
-    void bcast(std::span<T, N> buf, int root) const {
+    requires(!std::is_const_v<T>) void bcast(std::span<T, N> buf, int root) const {
         bcast(buf.data(), buf.size(), datatype_of_v<T>, root);
     }
     Request ibcast(void *buf, size_t count, weft_datatype type, int root) const {
@@ -564,10 +557,8 @@ class Comm {
         return Request(r);
     }
     template <builtin_type T, size_t N>
-        requires(!std::is_const_v<T>)
-    Request ibcast(std::span<T, N> buf, int root) const {
-        return ibcast(buf.data(), buf.size(), datatype_of_v<T>, root);
-    }
+    requires(!std::is_const_v<T>) Request ibcast(std::span<T, N> buf, int root)
+    const { return ibcast(buf.data(), buf.size(), datatype_of_v<T>, root); }
 
     // Reduction results land in out (at the root only for reduce).
     void reduce(const void *in, void *out, size_t count, weft_datatype type, weft_op op, int root) const {
@@ -575,7 +566,7 @@ class Comm {
     }
     // out is significant at the root only, where it must be as long as in (elsewhere it may be empty).
     template <class In, size_t N, class Out, size_t M>
-        requires detail::same_elements<In, Out>
+    requires detail::same_elements<In, Out>
     void reduce(std::span<In, N> in, std::span<Out, M> out, weft_op op, int root) const {
         if (out.size() != in.size())
             detail::check_count(rank() != root, "reduce", "out", out.size(), "at the root, expected", in.size());
@@ -586,15 +577,14 @@ class Comm {
         check(weft_allreduce(in, out, count, type, op, c_));
     }
     template <class In, size_t N, class Out, size_t M>
-        requires detail::same_elements<In, Out>
+    requires detail::same_elements<In, Out>
     void allreduce(std::span<In, N> in, std::span<Out, M> out, weft_op op) const {
         detail::check_count(out.size() == in.size(), "allreduce", "out", out.size(), "expected", in.size());
         allreduce(in.data(), out.data(), in.size(), datatype_of_v<Out>, op);
     }
     // In place: inout holds this process's contribution and receives the result.
     template <builtin_type T, size_t N>
-        requires(!std::is_const_v<T>)
-    void allreduce(std::span<T, N> inout, weft_op op) const {
+    requires(!std::is_const_v<T>) void allreduce(std::span<T, N> inout, weft_op op) const {
         allreduce(WEFT_IN_PLACE, inout.data(), inout.size(), datatype_of_v<T>, op);
     }
     Request iallreduce(const void *in, void *out, size_t count, weft_datatype type, weft_op op) const {
@@ -603,29 +593,26 @@ class Comm {
         return Request(r);
     }
     template <class In, size_t N, class Out, size_t M>
-        requires detail::same_elements<In, Out>
-    Request iallreduce(std::span<In, N> in, std::span<Out, M> out, weft_op op) const {
+    requires detail::same_elements<In, Out> Request iallreduce(std::span<In, N> in, std::span<Out, M> out, weft_op op)
+    const {
         detail::check_count(out.size() == in.size(), "iallreduce", "out", out.size(), "expected", in.size());
         return iallreduce(in.data(), out.data(), in.size(), datatype_of_v<Out>, op);
     }
     template <builtin_type T, size_t N>
-        requires(!std::is_const_v<T>)
-    Request iallreduce(std::span<T, N> inout, weft_op op) const {
-        return iallreduce(WEFT_IN_PLACE, inout.data(), inout.size(), datatype_of_v<T>, op);
-    }
+    requires(!std::is_const_v<T>) Request iallreduce(std::span<T, N> inout, weft_op op)
+    const { return iallreduce(WEFT_IN_PLACE, inout.data(), inout.size(), datatype_of_v<T>, op); }
 
-    void gather(const void *in, size_t incount, weft_datatype intype, void *out, size_t outcount,
-                weft_datatype outtype, int root) const {
+    void gather(const void *in, size_t incount, weft_datatype intype, void *out, size_t outcount, weft_datatype outtype,
+                int root) const {
         check(weft_gather(in, incount, intype, out, outcount, outtype, root, c_));
     }
     // At the root out receives in.size() elements from each rank, in rank order.
     template <class In, size_t N, class Out, size_t M>
-        requires detail::same_elements<In, Out>
+    requires detail::same_elements<In, Out>
     void gather(std::span<In, N> in, std::span<Out, M> out, int root) const {
         if (rank() == root)
-            detail::check_count(out.size() == in.size() * static_cast<size_t>(size()), "gather", "out",
-                                out.size(), "at the root, expected in.size() * size() =",
-                                in.size() * static_cast<size_t>(size()));
+            detail::check_count(out.size() == in.size() * static_cast<size_t>(size()), "gather", "out", out.size(),
+                                "at the root, expected in.size() * size() =", in.size() * static_cast<size_t>(size()));
         gather(in.data(), in.size(), datatype_of_v<Out>, out.data(), in.size(), datatype_of_v<Out>, root);
     }
 
@@ -635,12 +622,12 @@ class Comm {
     }
     // The root's in holds out.size() elements for each rank, in rank order.
     template <class In, size_t N, class Out, size_t M>
-        requires detail::same_elements<In, Out>
+    requires detail::same_elements<In, Out>
     void scatter(std::span<In, N> in, std::span<Out, M> out, int root) const {
         if (rank() == root)
-            detail::check_count(in.size() == out.size() * static_cast<size_t>(size()), "scatter", "in",
-                                in.size(), "at the root, expected out.size() * size() =",
-                                out.size() * static_cast<size_t>(size()));
+            detail::check_count(
+                in.size() == out.size() * static_cast<size_t>(size()), "scatter", "in", in.size(),
+                "at the root, expected out.size() * size() =", out.size() * static_cast<size_t>(size()));
         scatter(in.data(), out.size(), datatype_of_v<Out>, out.data(), out.size(), datatype_of_v<Out>, root);
     }
 
@@ -649,7 +636,7 @@ class Comm {
         check(weft_allgather(in, incount, intype, out, outcount, outtype, c_));
     }
     template <class In, size_t N, class Out, size_t M>
-        requires detail::same_elements<In, Out>
+    requires detail::same_elements<In, Out>
     void allgather(std::span<In, N> in, std::span<Out, M> out) const {
         size_t want = in.size() * static_cast<size_t>(size());
         detail::check_count(out.size() == want, "allgather", "out", out.size(), "expected in.size() * size() =", want);
@@ -662,7 +649,7 @@ class Comm {
     }
     // in and out hold size() equal blocks, block r going to / coming from rank r.
     template <class In, size_t N, class Out, size_t M>
-        requires detail::same_elements<In, Out>
+    requires detail::same_elements<In, Out>
     void alltoall(std::span<In, N> in, std::span<Out, M> out) const {
         size_t n = static_cast<size_t>(size());
         detail::check_count(out.size() == in.size(), "alltoall", "out", out.size(), "expected", in.size());
@@ -676,7 +663,7 @@ class Comm {
     }
     // in holds size() blocks of out.size() elements; block r of the reduction lands on rank r.
     template <class In, size_t N, class Out, size_t M>
-        requires detail::same_elements<In, Out>
+    requires detail::same_elements<In, Out>
     void reduce_scatter_block(std::span<In, N> in, std::span<Out, M> out, weft_op op) const {
         size_t want = out.size() * static_cast<size_t>(size());
         detail::check_count(in.size() == want, "reduce_scatter_block", "in", in.size(),
@@ -689,7 +676,7 @@ class Comm {
         check(weft_scan(in, out, count, type, op, c_));
     }
     template <class In, size_t N, class Out, size_t M>
-        requires detail::same_elements<In, Out>
+    requires detail::same_elements<In, Out>
     void scan(std::span<In, N> in, std::span<Out, M> out, weft_op op) const {
         detail::check_count(out.size() == in.size(), "scan", "out", out.size(), "expected", in.size());
         scan(in.data(), out.data(), in.size(), datatype_of_v<Out>, op);
@@ -699,7 +686,7 @@ class Comm {
         check(weft_exscan(in, out, count, type, op, c_));
     }
     template <class In, size_t N, class Out, size_t M>
-        requires detail::same_elements<In, Out>
+    requires detail::same_elements<In, Out>
     void exscan(std::span<In, N> in, std::span<Out, M> out, weft_op op) const {
         detail::check_count(out.size() == in.size(), "exscan", "out", out.size(), "expected", in.size());
         exscan(in.data(), out.data(), in.size(), datatype_of_v<Out>, op);
@@ -729,8 +716,8 @@ class Comm {
         send_enqueue(buf.data(), buf.size(), datatype_of_v<T>, dest, tag);
     }
     template <builtin_type T, size_t N>
-        requires(!std::is_const_v<T>)
-    void recv_enqueue(std::span<T, N> buf, int source, int tag, weft_status *status = WEFT_STATUS_IGNORE) const {
+    requires(!std::is_const_v<T>) void recv_enqueue(std::span<T, N> buf, int source, int tag,
+                                                    weft_status *status = WEFT_STATUS_IGNORE) const {
         recv_enqueue(buf.data(), buf.size(), datatype_of_v<T>, source, tag, status);
     }
     void allreduce_enqueue(const void *in, void *out, size_t count, weft_datatype type, weft_op op) const {
@@ -903,7 +890,8 @@ class Pgas {
     Pgas(const Pgas &) = delete;
     Pgas &operator=(const Pgas &) = delete;
     Pgas(Pgas &&o) noexcept
-        : h_(std::exchange(o.h_, WEFT_PGAS_NULL)), owns_(std::exchange(o.owns_, false)),
+        : h_(std::exchange(o.h_, WEFT_PGAS_NULL)),
+          owns_(std::exchange(o.owns_, false)),
           handlers_(std::move(o.handlers_)) {}
     Pgas &operator=(Pgas &&o) noexcept {
         if (this != &o) {
@@ -981,8 +969,8 @@ class Pgas {
     // registered again (not from inside that handler itself: it would destroy the running
     // callable).  It must not throw.  Allocates here, never per message.
     template <class F>
-        requires(std::is_invocable_v<F &, const AmMessage &> && !std::is_convertible_v<F, weft_am_handler>)
-    void register_handler(unsigned index, F &&f) {
+    requires(std::is_invocable_v<F &, const AmMessage &> &&
+             !std::is_convertible_v<F, weft_am_handler>) void register_handler(unsigned index, F &&f) {
         auto fn = std::make_unique<detail::pgas_handlers::function>(std::forward<F>(f));
         if (!handlers_) handlers_ = std::make_shared<detail::pgas_handlers>();
         check(weft_am_register(h_, index, &detail::pgas_handlers::trampoline, fn.get()));
@@ -1000,7 +988,7 @@ class Pgas {
 
     // Medium: the payload goes to the target's handler.
     template <class T, size_t N>
-        requires std::is_trivially_copyable_v<T>
+    requires std::is_trivially_copyable_v<T>
     void medium(int dst, unsigned handler, std::span<const uint64_t> args, std::span<T, N> payload,
                 unsigned flags = 0) const {
         check(weft_am_medium(h_, dst, handler, args.data(), detail::am_nargs(args), payload.data(),
@@ -1009,55 +997,50 @@ class Pgas {
     // Medium whose payload is this kernel's segment bytes [src_offset, src_offset + length).
     void medium_seg(int dst, unsigned handler, std::span<const uint64_t> args, size_t src_offset, size_t length,
                     unsigned flags = 0) const {
-        check(weft_am_medium_seg(h_, dst, handler, args.data(), detail::am_nargs(args), src_offset, length,
-                                 flags));
+        check(weft_am_medium_seg(h_, dst, handler, args.data(), detail::am_nargs(args), src_offset, length, flags));
     }
 
     // Long: the payload is written at dst_offset in the target's segment before its handler runs.
     template <class T, size_t N>
-        requires std::is_trivially_copyable_v<T>
-    void long_am(int dst, unsigned handler, std::span<const uint64_t> args, std::span<T, N> payload,
-                 size_t dst_offset, unsigned flags = 0) const {
-        check(weft_am_long(h_, dst, handler, args.data(), detail::am_nargs(args), payload.data(),
-                           payload.size_bytes(), dst_offset, flags));
+    requires std::is_trivially_copyable_v<T>
+    void long_am(int dst, unsigned handler, std::span<const uint64_t> args, std::span<T, N> payload, size_t dst_offset,
+                 unsigned flags = 0) const {
+        check(weft_am_long(h_, dst, handler, args.data(), detail::am_nargs(args), payload.data(), payload.size_bytes(),
+                           dst_offset, flags));
     }
     void long_seg(int dst, unsigned handler, std::span<const uint64_t> args, size_t src_offset, size_t length,
                   size_t dst_offset, unsigned flags = 0) const {
-        check(weft_am_long_seg(h_, dst, handler, args.data(), detail::am_nargs(args), src_offset, length,
-                               dst_offset, flags));
+        check(weft_am_long_seg(h_, dst, handler, args.data(), detail::am_nargs(args), src_offset, length, dst_offset,
+                               flags));
     }
     // Strided and vectored Longs read this kernel's segment; both sides move the same bytes.
     void long_strided(int dst, unsigned handler, std::span<const uint64_t> args, const weft_am_stride &src,
                       const weft_am_stride &dst_region, unsigned flags = 0) const {
-        check(weft_am_long_strided(h_, dst, handler, args.data(), detail::am_nargs(args), &src, &dst_region,
-                                   flags));
+        check(weft_am_long_strided(h_, dst, handler, args.data(), detail::am_nargs(args), &src, &dst_region, flags));
     }
-    void long_vectored(int dst, unsigned handler, std::span<const uint64_t> args,
-                       std::span<const weft_am_piece> src, std::span<const weft_am_piece> dst_pieces,
-                       unsigned flags = 0) const {
-        check(weft_am_long_vectored(h_, dst, handler, args.data(), detail::am_nargs(args), src.data(),
-                                    src.size(), dst_pieces.data(), dst_pieces.size(), flags));
+    void long_vectored(int dst, unsigned handler, std::span<const uint64_t> args, std::span<const weft_am_piece> src,
+                       std::span<const weft_am_piece> dst_pieces, unsigned flags = 0) const {
+        check(weft_am_long_vectored(h_, dst, handler, args.data(), detail::am_nargs(args), src.data(), src.size(),
+                                    dst_pieces.data(), dst_pieces.size(), flags));
     }
 
     // Gets: the target's segment data lands in this kernel's segment; its arrival is the reply
     // (wait_replies counts it) and then runs `handler` here (WEFT_AM_H_EMPTY for none).
-    void get_long(int target, unsigned handler, std::span<const uint64_t> args, size_t remote_offset,
-                  size_t length, size_t local_offset, unsigned flags = 0) const {
+    void get_long(int target, unsigned handler, std::span<const uint64_t> args, size_t remote_offset, size_t length,
+                  size_t local_offset, unsigned flags = 0) const {
         check(weft_am_get_long(h_, target, handler, args.data(), detail::am_nargs(args), remote_offset, length,
                                local_offset, flags));
     }
     void get_strided(int target, unsigned handler, std::span<const uint64_t> args, const weft_am_stride &remote,
                      const weft_am_stride &local, unsigned flags = 0) const {
-        check(weft_am_get_strided(h_, target, handler, args.data(), detail::am_nargs(args), &remote, &local,
-                                  flags));
+        check(weft_am_get_strided(h_, target, handler, args.data(), detail::am_nargs(args), &remote, &local, flags));
     }
 
     // Waits until n automatic replies arrived (counting since the last call) and consumes them.
     void wait_replies(size_t n) const { check(weft_am_wait_replies(h_, n)); }
 
   private:
-    Pgas(Comm comm, size_t segment_size, weft_info hints)
-        : handlers_(std::make_shared<detail::pgas_handlers>()) {
+    Pgas(Comm comm, size_t segment_size, weft_info hints) : handlers_(std::make_shared<detail::pgas_handlers>()) {
         check(weft_pgas_create(comm.handle(), segment_size, hints, &h_));
         owns_ = true;
     }

@@ -25,10 +25,10 @@ struct pair_of {
 
 struct builtin_desc {
     basic_kind kind;
-    size_t size;       // bytes of data
-    size_t extent;     // sizeof the C type (pairs: of the struct, with padding)
-    size_t int_offset; // pairs: offset of the int member; 0 for plain types
-    size_t value_size; // pairs: size of the value member
+    size_t size;        // bytes of data
+    size_t extent;      // sizeof the C type (pairs: of the struct, with padding)
+    size_t int_offset;  // pairs: offset of the int member; 0 for plain types
+    size_t value_size;  // pairs: size of the value member
 };
 
 template <class T>
@@ -108,8 +108,8 @@ int lookup(weft_datatype handle, const char *what, std::shared_ptr<datatype> &ou
     if (handle == WEFT_DATATYPE_NULL) return fail(WEFT_ERR_TYPE, "%s is WEFT_DATATYPE_NULL", what);
     out = table().get_shared(handle);
     if (!out)
-        return fail(WEFT_ERR_TYPE, "%s (0x%08x) is not a valid datatype (freed or never created)",
-                    what, static_cast<unsigned>(handle));
+        return fail(WEFT_ERR_TYPE, "%s (0x%08x) is not a valid datatype (freed or never created)", what,
+                    static_cast<unsigned>(handle));
     return WEFT_SUCCESS;
 }
 
@@ -121,8 +121,8 @@ bool ssub(ptrdiff_t a, ptrdiff_t b, ptrdiff_t *r) { return !__builtin_sub_overfl
 
 // Builds the derived type "count blocks of blocklen old elements, block starts stride_elems
 // extents apart", computing size, lb and extent per MPI's typemap rules.
-int make_derived(size_t count, size_t blocklen, ptrdiff_t stride_elems, weft_datatype oldtype,
-                 weft_datatype *newtype, const char *call) {
+int make_derived(size_t count, size_t blocklen, ptrdiff_t stride_elems, weft_datatype oldtype, weft_datatype *newtype,
+                 const char *call) {
     if (newtype == nullptr) return fail(WEFT_ERR_ARG, "%s: newtype is NULL", call);
     std::shared_ptr<datatype> old;
     if (int rc = lookup(oldtype, "oldtype", old)) return rc;
@@ -136,8 +136,8 @@ int make_derived(size_t count, size_t blocklen, ptrdiff_t stride_elems, weft_dat
     size_t elems, size;
     if (!mul(count, blocklen, &elems) || !mul(elems, old->size, &size) ||
         size > static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max()))
-        return fail(WEFT_ERR_COUNT, "%s: %zu x %zu elements of %zu bytes overflow the type size",
-                    call, count, blocklen, old->size);
+        return fail(WEFT_ERR_COUNT, "%s: %zu x %zu elements of %zu bytes overflow the type size", call, count, blocklen,
+                    old->size);
     dt->size = size;
 
     if (elems == 0) {
@@ -154,16 +154,17 @@ int make_derived(size_t count, size_t blocklen, ptrdiff_t stride_elems, weft_dat
             !smul(static_cast<ptrdiff_t>(count - 1), stride_bytes, &last_start) ||
             !smul(static_cast<ptrdiff_t>(blocklen), e, &block_span) ||
             !sadd((last_start < 0 ? last_start : 0), old->lb, &lb) ||
-            !sadd((last_start > 0 ? last_start : 0), block_span, &ub) || !sadd(ub, old->lb, &ub) ||
-            !ssub(ub, lb, &e))
-            return fail(WEFT_ERR_COUNT, "%s: count %zu, blocklength %zu, stride %td overflow the "
-                        "type extent", call, count, blocklen, stride_elems);
+            !sadd((last_start > 0 ? last_start : 0), block_span, &ub) || !sadd(ub, old->lb, &ub) || !ssub(ub, lb, &e))
+            return fail(WEFT_ERR_COUNT,
+                        "%s: count %zu, blocklength %zu, stride %td overflow the "
+                        "type extent",
+                        call, count, blocklen, stride_elems);
         dt->stride = stride_bytes;
         dt->lb = lb;
         dt->extent = e;
         // Dense and in order: the blocks abut, so memory is one run of size bytes from offset 0.
-        dt->contiguous = old->contiguous && (count == 1 || stride_bytes == block_span) &&
-                         lb == 0 && static_cast<size_t>(e) == size;
+        dt->contiguous =
+            old->contiguous && (count == 1 || stride_bytes == block_span) && lb == 0 && static_cast<size_t>(e) == size;
     }
 
     int h = table().insert(std::move(dt));
@@ -236,9 +237,7 @@ void unpack_one(const datatype &t, const char *&src, size_t &left, char *dst) {
 
 const datatype *datatype_get_table(weft_datatype handle) { return table().get(handle); }
 
-std::shared_ptr<const datatype> datatype_get_shared(weft_datatype handle) {
-    return table().get_shared(handle);
-}
+std::shared_ptr<const datatype> datatype_get_shared(weft_datatype handle) { return table().get_shared(handle); }
 
 void datatype_pack(const datatype &type, const void *src, size_t count, void *dst) {
     if (count == 0 || type.size == 0) return;
@@ -276,8 +275,8 @@ WEFT_API int weft_type_contiguous(size_t count, weft_datatype oldtype, weft_data
     return make_derived(1, count, 0, oldtype, newtype, "weft_type_contiguous");
 }
 
-WEFT_API int weft_type_vector(size_t count, size_t blocklength, ptrdiff_t stride,
-                              weft_datatype oldtype, weft_datatype *newtype) {
+WEFT_API int weft_type_vector(size_t count, size_t blocklength, ptrdiff_t stride, weft_datatype oldtype,
+                              weft_datatype *newtype) {
     return make_derived(count, blocklength, stride, oldtype, newtype, "weft_type_vector");
 }
 
@@ -300,8 +299,7 @@ WEFT_API int weft_type_free(weft_datatype *datatype) {
                     static_cast<unsigned>(*datatype));
     // Derived types and pending operations that use it keep their own shared_ptr.
     if (!table().erase(*datatype))
-        return fail(WEFT_ERR_TYPE, "*datatype (0x%08x) was freed concurrently",
-                    static_cast<unsigned>(*datatype));
+        return fail(WEFT_ERR_TYPE, "*datatype (0x%08x) was freed concurrently", static_cast<unsigned>(*datatype));
     *datatype = WEFT_DATATYPE_NULL;
     return WEFT_SUCCESS;
 }

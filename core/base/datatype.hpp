@@ -8,20 +8,45 @@
 namespace weft {
 
 enum class basic_kind : uint8_t {
-    byte_, char_, int8, uint8, int16, uint16, int32, uint32, int64, uint64, int_, long_, float_,
-    double_, unsigned_, unsigned_long, short_, unsigned_short, long_long, unsigned_long_long,
-    signed_char, unsigned_char, c_bool, long_double, float_int, double_int, long_int, two_int,
+    byte_,
+    char_,
+    int8,
+    uint8,
+    int16,
+    uint16,
+    int32,
+    uint32,
+    int64,
+    uint64,
+    int_,
+    long_,
+    float_,
+    double_,
+    unsigned_,
+    unsigned_long,
+    short_,
+    unsigned_short,
+    long_long,
+    unsigned_long_long,
+    signed_char,
+    unsigned_char,
+    c_bool,
+    long_double,
+    float_int,
+    double_int,
+    long_int,
+    two_int,
     short_int
 };
 
 struct datatype {
-    size_t size = 0;        // bytes of data in one element
-    ptrdiff_t lb = 0;       // lower bound, bytes
-    ptrdiff_t extent = 0;   // extent, bytes
-    bool contiguous = true; // size == extent and lb == 0: buffers can be used as they are
+    size_t size = 0;         // bytes of data in one element
+    ptrdiff_t lb = 0;        // lower bound, bytes
+    ptrdiff_t extent = 0;    // extent, bytes
+    bool contiguous = true;  // size == extent and lb == 0: buffers can be used as they are
     bool committed = false;
     bool builtin = false;
-    basic_kind basic{};     // built-ins: which one; derived: the innermost built-in
+    basic_kind basic{};  // built-ins: which one; derived: the innermost built-in
     // Derived types: count blocks of blocklen elements of child, block starts stride bytes apart.
     size_t count = 0, blocklen = 0;
     ptrdiff_t stride = 0;

@@ -27,7 +27,8 @@ void finalize_hooks_run(int floor) {
     std::vector<hook> due;
     {
         std::lock_guard lock(g_mutex);
-        auto above = std::stable_partition(g_hooks.begin(), g_hooks.end(), [floor](const hook &h) { return h.priority <= floor; });
+        auto above = std::stable_partition(g_hooks.begin(), g_hooks.end(),
+                                           [floor](const hook &h) { return h.priority <= floor; });
         due.assign(above, g_hooks.end());
         g_hooks.erase(above, g_hooks.end());
     }

@@ -9,13 +9,13 @@
 namespace weft {
 
 enum finalize_priority : int {
-    finalize_prio_enqueue = 400,         // the enqueue thread, before the streams it serves
-    finalize_prio_streams = 300,         // streams and their progress threads
-    finalize_prio_queue_plugins = 200,   // GPU runtimes, once no stream uses them
-    finalize_prio_pgas = 100,            // PGAS contexts withdraw their receives
-    finalize_prio_endpoints = 0,         // (the shutdown path flushes and closes endpoints here)
-    finalize_prio_comms = -100,          // communicators, once no endpoint is open
-    finalize_prio_ops = -200,            // user ops
+    finalize_prio_enqueue = 400,        // the enqueue thread, before the streams it serves
+    finalize_prio_streams = 300,        // streams and their progress threads
+    finalize_prio_queue_plugins = 200,  // GPU runtimes, once no stream uses them
+    finalize_prio_pgas = 100,           // PGAS contexts withdraw their receives
+    finalize_prio_endpoints = 0,        // (the shutdown path flushes and closes endpoints here)
+    finalize_prio_comms = -100,         // communicators, once no endpoint is open
+    finalize_prio_ops = -200,           // user ops
 };
 
 // Registers fn (once: a second call with the same fn does nothing); any thread.

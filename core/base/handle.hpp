@@ -11,14 +11,22 @@
 
 namespace weft {
 
-enum class handle_kind : uint32_t { comm = 1, info = 2, stream = 3, request = 4, datatype = 5, op = 6, pgas = 7, enqueue = 8 };
+enum class handle_kind : uint32_t {
+    comm = 1,
+    info = 2,
+    stream = 3,
+    request = 4,
+    datatype = 5,
+    op = 6,
+    pgas = 7,
+    enqueue = 8
+};
 
 constexpr uint32_t handle_kind_bits(int handle) { return static_cast<uint32_t>(handle) >> 28; }
 constexpr uint32_t handle_generation(int handle) { return (static_cast<uint32_t>(handle) >> 20) & 0xff; }
 constexpr uint32_t handle_slot(int handle) { return static_cast<uint32_t>(handle) & 0xfffff; }
 constexpr int handle_make(handle_kind kind, uint32_t generation, uint32_t slot) {
-    return static_cast<int>((static_cast<uint32_t>(kind) << 28) | ((generation & 0xff) << 20) |
-                            (slot & 0xfffff));
+    return static_cast<int>((static_cast<uint32_t>(kind) << 28) | ((generation & 0xff) << 20) | (slot & 0xfffff));
 }
 
 // Owns objects of type T; slot 0 is never used so that handle value 0 stays the null handle.

@@ -50,8 +50,8 @@ std::string hex_encode(const void *data, size_t size) {
     return s;
 }
 
-bool hex_decode_max(std::string_view text, std::vector<uint8_t> &out, std::string *why,
-                    size_t max_size, bool *over_limit) {
+bool hex_decode_max(std::string_view text, std::vector<uint8_t> &out, std::string *why, size_t max_size,
+                    bool *over_limit) {
     out.clear();
     if (over_limit != nullptr) *over_limit = false;
     // First pass validates and sizes; the second fills.  Nothing is allocated for bad input.
@@ -74,31 +74,25 @@ bool hex_decode_max(std::string_view text, std::vector<uint8_t> &out, std::strin
                 ++ndigits;
                 ++i;
             }
-            if (i >= text.size())
-                return reject(why, i, "unterminated '[' opened at position " + std::to_string(open));
+            if (i >= text.size()) return reject(why, i, "unterminated '[' opened at position " + std::to_string(open));
             if (text[i] != ']')
-                return reject(why, i, "expected a decimal digit or ']' in zero run, got " +
-                                          show_char(text[i]));
+                return reject(why, i, "expected a decimal digit or ']' in zero run, got " + show_char(text[i]));
             if (ndigits == 0) return reject(why, open, "empty zero run \"[]\"");
             ++i;  // ']'
             add(total, n);
             continue;
         }
         if (c == ']') return reject(why, i, "']' without a matching '['");
-        if (digit_value(c) < 0)
-            return reject(why, i, "expected a hex digit or '[', got " + show_char(c));
-        if (i + 1 >= text.size())
-            return reject(why, i, "odd number of hex digits (last byte has one digit)");
+        if (digit_value(c) < 0) return reject(why, i, "expected a hex digit or '[', got " + show_char(c));
+        if (i + 1 >= text.size()) return reject(why, i, "odd number of hex digits (last byte has one digit)");
         if (digit_value(text[i + 1]) < 0)
-            return reject(why, i + 1,
-                          "expected the second hex digit of a byte, got " + show_char(text[i + 1]));
+            return reject(why, i + 1, "expected the second hex digit of a byte, got " + show_char(text[i + 1]));
         add(total, 1);
         i += 2;
     }
     if (total > max_size) {
         if (over_limit != nullptr) *over_limit = true;
-        if (why != nullptr)
-            *why = "decoded size exceeds the limit of " + std::to_string(max_size) + " bytes";
+        if (why != nullptr) *why = "decoded size exceeds the limit of " + std::to_string(max_size) + " bytes";
         return false;
     }
 

@@ -40,8 +40,9 @@ handle_table<info_object> &table() {
 int lookup(weft_info info, const char *what, std::shared_ptr<info_object> &out) {
     if (info == WEFT_INFO_NULL) return fail(WEFT_ERR_INFO, "%s is WEFT_INFO_NULL", what);
     out = table().get_shared(info);
-    if (!out) return fail(WEFT_ERR_INFO, "%s (0x%08x) is not a valid info handle (freed or never created)",
-                          what, static_cast<unsigned>(info));
+    if (!out)
+        return fail(WEFT_ERR_INFO, "%s (0x%08x) is not a valid info handle (freed or never created)", what,
+                    static_cast<unsigned>(info));
     return WEFT_SUCCESS;
 }
 
@@ -50,8 +51,7 @@ int check_key(const char *key) {
     size_t n = strnlen(key, WEFT_MAX_INFO_KEY + 1);
     if (n == 0) return fail(WEFT_ERR_INFO_KEY, "key is empty");
     if (n > WEFT_MAX_INFO_KEY)
-        return fail(WEFT_ERR_INFO_KEY, "key '%.40s...' is longer than WEFT_MAX_INFO_KEY (%d)", key,
-                    WEFT_MAX_INFO_KEY);
+        return fail(WEFT_ERR_INFO_KEY, "key '%.40s...' is longer than WEFT_MAX_INFO_KEY (%d)", key, WEFT_MAX_INFO_KEY);
     return WEFT_SUCCESS;
 }
 
@@ -108,13 +108,12 @@ WEFT_API int weft_info_set(weft_info info, const char *key, const char *value) {
     if (value == nullptr) return fail(WEFT_ERR_ARG, "value for key '%s' is NULL", key);
     size_t n = strnlen(value, WEFT_MAX_INFO_VAL + 1);
     if (n > WEFT_MAX_INFO_VAL)
-        return fail(WEFT_ERR_INFO_VALUE, "value for key '%s' is longer than WEFT_MAX_INFO_VAL (%d)",
-                    key, WEFT_MAX_INFO_VAL);
+        return fail(WEFT_ERR_INFO_VALUE, "value for key '%s' is longer than WEFT_MAX_INFO_VAL (%d)", key,
+                    WEFT_MAX_INFO_VAL);
     return set_value(info, key, std::string(value, n));
 }
 
-WEFT_API int weft_info_get(weft_info info, const char *key, size_t valuelen, char *value,
-                           int *flag) {
+WEFT_API int weft_info_get(weft_info info, const char *key, size_t valuelen, char *value, int *flag) {
     if (value == nullptr) return fail(WEFT_ERR_ARG, "value is NULL");
     if (flag == nullptr) return fail(WEFT_ERR_ARG, "flag is NULL");
     std::string v;
@@ -199,30 +198,26 @@ WEFT_API int weft_info_get_nthkey(weft_info info, int n, char *key) {
     if (int rc = lookup(info, "info", obj)) return rc;
     std::lock_guard lock(obj->mutex);
     if (n < 0 || static_cast<size_t>(n) >= obj->entries.size())
-        return fail(nthkey_range_error, "n = %d is out of range: the info object has %zu keys", n,
-                    obj->entries.size());
+        return fail(nthkey_range_error, "n = %d is out of range: the info object has %zu keys", n, obj->entries.size());
     const std::string &k = obj->entries[static_cast<size_t>(n)].first;
     std::memcpy(key, k.c_str(), k.size() + 1);
     return WEFT_SUCCESS;
 }
 
-WEFT_API int weft_info_set_hex(weft_info info, const char *key, const void *value,
-                               size_t value_size) {
+WEFT_API int weft_info_set_hex(weft_info info, const char *key, const void *value, size_t value_size) {
     if (int rc = check_key(key)) return rc;
     if (value == nullptr && value_size > 0)
         return fail(WEFT_ERR_ARG, "value for key '%s' is NULL with value_size %zu", key, value_size);
     if (value_size > WEFT_MAX_INFO_VAL / 2)
         return fail(WEFT_ERR_INFO_VALUE,
-                    "key '%s': %zu bytes encode to %zu hex digits, more than WEFT_MAX_INFO_VAL (%d)",
-                    key, value_size, value_size, WEFT_MAX_INFO_VAL);
+                    "key '%s': %zu bytes encode to %zu hex digits, more than WEFT_MAX_INFO_VAL (%d)", key, value_size,
+                    value_size, WEFT_MAX_INFO_VAL);
     return set_value(info, key, hex_encode(value, value_size));
 }
 
-WEFT_API int weft_info_get_hex(weft_info info, const char *key, void *value, size_t value_size,
-                               int *flag) {
+WEFT_API int weft_info_get_hex(weft_info info, const char *key, void *value, size_t value_size, int *flag) {
     if (flag == nullptr) return fail(WEFT_ERR_ARG, "flag is NULL");
-    if (value == nullptr && value_size > 0)
-        return fail(WEFT_ERR_ARG, "value is NULL with value_size %zu", value_size);
+    if (value == nullptr && value_size > 0) return fail(WEFT_ERR_ARG, "value is NULL with value_size %zu", value_size);
     std::string v;
     bool found = false;
     if (int rc = get_value(info, key, v, found)) return rc;
@@ -239,13 +234,12 @@ WEFT_API int weft_info_get_hex(weft_info info, const char *key, void *value, siz
     bool over_limit = false;
     if (!hex_decode_max(v, bytes, &why, cap, &over_limit)) {
         if (over_limit)
-            return fail(WEFT_ERR_INFO_VALUE, "key '%s': decodes to more than %zu bytes, expected %zu",
-                        key, value_size, value_size);
+            return fail(WEFT_ERR_INFO_VALUE, "key '%s': decodes to more than %zu bytes, expected %zu", key, value_size,
+                        value_size);
         return fail(WEFT_ERR_INFO_VALUE, "key '%s': value is not valid hex: %s", key, why.c_str());
     }
     if (bytes.size() != value_size)
-        return fail(WEFT_ERR_INFO_VALUE, "key '%s': decodes to %zu bytes, expected %zu", key,
-                    bytes.size(), value_size);
+        return fail(WEFT_ERR_INFO_VALUE, "key '%s': decodes to %zu bytes, expected %zu", key, bytes.size(), value_size);
     if (value_size > 0) std::memcpy(value, bytes.data(), value_size);
     *flag = 1;
     return WEFT_SUCCESS;

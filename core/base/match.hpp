@@ -18,12 +18,11 @@ static_assert(WEFT_TAG_UB == match_tag_mask, "weft.h's WEFT_TAG_UB must match th
 
 constexpr uint64_t match_bits(uint16_t context, uint32_t src_index, uint32_t src_rank, uint32_t tag) {
     return (uint64_t{context} << match_ctx_shift) | (uint64_t{src_index & 0xFF} << match_index_shift) |
-           (uint64_t{src_rank} << match_rank_shift) | tag;
+        (uint64_t{src_rank} << match_rank_shift) | tag;
 }
 // Bits a receive ignores for its wildcards.
 constexpr uint64_t match_ignore(bool any_source, bool any_tag, bool any_index) {
-    return (any_source ? match_rank_mask : 0) | (any_tag ? match_tag_mask : 0) |
-           (any_index ? match_index_mask : 0);
+    return (any_source ? match_rank_mask : 0) | (any_tag ? match_tag_mask : 0) | (any_index ? match_index_mask : 0);
 }
 constexpr int match_source(uint64_t bits) { return static_cast<int>((bits & match_rank_mask) >> match_rank_shift); }
 constexpr int match_tag(uint64_t bits) { return static_cast<int>(bits & match_tag_mask); }

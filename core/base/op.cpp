@@ -38,16 +38,19 @@ struct pair_of {
 // Integer arithmetic wraps (modulo 2^n) instead of overflowing: done in an unsigned type at
 // least as wide as unsigned int, so that narrow types do not promote to (overflowing) int.
 template <class T>
-using wide_unsigned =
-    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+using wide_unsigned = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 
 struct f_max {
     template <class T>
-    static WEFT_INLINE T apply(T a, T b) { return a > b ? a : b; }
+    static WEFT_INLINE T apply(T a, T b) {
+        return a > b ? a : b;
+    }
 };
 struct f_min {
     template <class T>
-    static WEFT_INLINE T apply(T a, T b) { return a < b ? a : b; }
+    static WEFT_INLINE T apply(T a, T b) {
+        return a < b ? a : b;
+    }
 };
 struct f_sum {
     template <class T>
@@ -74,27 +77,39 @@ struct f_prod {
 // Logical ops give 0 or 1; any non-zero operand counts as true.
 struct f_land {
     template <class T>
-    static WEFT_INLINE T apply(T a, T b) { return static_cast<T>((a != 0) & (b != 0)); }
+    static WEFT_INLINE T apply(T a, T b) {
+        return static_cast<T>((a != 0) & (b != 0));
+    }
 };
 struct f_lor {
     template <class T>
-    static WEFT_INLINE T apply(T a, T b) { return static_cast<T>((a != 0) | (b != 0)); }
+    static WEFT_INLINE T apply(T a, T b) {
+        return static_cast<T>((a != 0) | (b != 0));
+    }
 };
 struct f_lxor {
     template <class T>
-    static WEFT_INLINE T apply(T a, T b) { return static_cast<T>((a != 0) != (b != 0)); }
+    static WEFT_INLINE T apply(T a, T b) {
+        return static_cast<T>((a != 0) != (b != 0));
+    }
 };
 struct f_band {
     template <class T>
-    static WEFT_INLINE T apply(T a, T b) { return static_cast<T>(a & b); }
+    static WEFT_INLINE T apply(T a, T b) {
+        return static_cast<T>(a & b);
+    }
 };
 struct f_bor {
     template <class T>
-    static WEFT_INLINE T apply(T a, T b) { return static_cast<T>(a | b); }
+    static WEFT_INLINE T apply(T a, T b) {
+        return static_cast<T>(a | b);
+    }
 };
 struct f_bxor {
     template <class T>
-    static WEFT_INLINE T apply(T a, T b) { return static_cast<T>(a ^ b); }
+    static WEFT_INLINE T apply(T a, T b) {
+        return static_cast<T>(a ^ b);
+    }
 };
 
 // inout[i] = in[i] op inout[i].  The buffers are distinct (restrict): no alias check, and the
@@ -130,9 +145,22 @@ void loc_kernel(const void *in, void *inout, size_t n) {
 
 constexpr size_t num_ops = WEFT_MAXLOC - WEFT_MAX + 1;
 constexpr size_t num_kinds = datatype_builtin_count;
-enum op_index : size_t { i_max, i_min, i_sum, i_prod, i_land, i_band, i_lor, i_bor, i_lxor, i_bxor, i_minloc, i_maxloc };
-static_assert(WEFT_MIN - WEFT_MAX == i_min && WEFT_BXOR - WEFT_MAX == i_bxor &&
-              WEFT_MAXLOC - WEFT_MAX == i_maxloc, "op_index out of step with weft.h");
+enum op_index : size_t {
+    i_max,
+    i_min,
+    i_sum,
+    i_prod,
+    i_land,
+    i_band,
+    i_lor,
+    i_bor,
+    i_lxor,
+    i_bxor,
+    i_minloc,
+    i_maxloc
+};
+static_assert(WEFT_MIN - WEFT_MAX == i_min && WEFT_BXOR - WEFT_MAX == i_bxor && WEFT_MAXLOC - WEFT_MAX == i_maxloc,
+              "op_index out of step with weft.h");
 
 using kernel_table = std::array<std::array<kernel_fn, num_kinds>, num_ops>;
 
@@ -217,11 +245,35 @@ constexpr kernel_table g_kernels = build_kernels();
 
 // The extent each kernel strides by, checked against the datatype at bind time.
 constexpr std::array<size_t, num_kinds> kernel_extent = {
-    sizeof(unsigned char), sizeof(char), 1, 1, 2, 2, 4, 4, 8, 8, sizeof(int), sizeof(long),
-    sizeof(float), sizeof(double), sizeof(unsigned), sizeof(unsigned long), sizeof(short),
-    sizeof(unsigned short), sizeof(long long), sizeof(unsigned long long), sizeof(signed char),
-    sizeof(unsigned char), sizeof(bool), sizeof(long double), sizeof(pair_of<float>),
-    sizeof(pair_of<double>), sizeof(pair_of<long>), sizeof(pair_of<int>), sizeof(pair_of<short>),
+    sizeof(unsigned char),
+    sizeof(char),
+    1,
+    1,
+    2,
+    2,
+    4,
+    4,
+    8,
+    8,
+    sizeof(int),
+    sizeof(long),
+    sizeof(float),
+    sizeof(double),
+    sizeof(unsigned),
+    sizeof(unsigned long),
+    sizeof(short),
+    sizeof(unsigned short),
+    sizeof(long long),
+    sizeof(unsigned long long),
+    sizeof(signed char),
+    sizeof(unsigned char),
+    sizeof(bool),
+    sizeof(long double),
+    sizeof(pair_of<float>),
+    sizeof(pair_of<double>),
+    sizeof(pair_of<long>),
+    sizeof(pair_of<int>),
+    sizeof(pair_of<short>),
 };
 
 constexpr const char *op_names[num_ops] = {
@@ -230,12 +282,12 @@ constexpr const char *op_names[num_ops] = {
 };
 
 constexpr const char *type_names[num_kinds] = {
-    "WEFT_BYTE", "WEFT_CHAR", "WEFT_INT8_T", "WEFT_UINT8_T", "WEFT_INT16_T", "WEFT_UINT16_T",
-    "WEFT_INT32_T", "WEFT_UINT32_T", "WEFT_INT64_T", "WEFT_UINT64_T", "WEFT_INT", "WEFT_LONG",
-    "WEFT_FLOAT", "WEFT_DOUBLE", "WEFT_UNSIGNED", "WEFT_UNSIGNED_LONG", "WEFT_SHORT",
-    "WEFT_UNSIGNED_SHORT", "WEFT_LONG_LONG", "WEFT_UNSIGNED_LONG_LONG", "WEFT_SIGNED_CHAR",
-    "WEFT_UNSIGNED_CHAR", "WEFT_C_BOOL", "WEFT_LONG_DOUBLE", "WEFT_FLOAT_INT", "WEFT_DOUBLE_INT",
-    "WEFT_LONG_INT", "WEFT_2INT", "WEFT_SHORT_INT",
+    "WEFT_BYTE",          "WEFT_CHAR",          "WEFT_INT8_T",         "WEFT_UINT8_T",     "WEFT_INT16_T",
+    "WEFT_UINT16_T",      "WEFT_INT32_T",       "WEFT_UINT32_T",       "WEFT_INT64_T",     "WEFT_UINT64_T",
+    "WEFT_INT",           "WEFT_LONG",          "WEFT_FLOAT",          "WEFT_DOUBLE",      "WEFT_UNSIGNED",
+    "WEFT_UNSIGNED_LONG", "WEFT_SHORT",         "WEFT_UNSIGNED_SHORT", "WEFT_LONG_LONG",   "WEFT_UNSIGNED_LONG_LONG",
+    "WEFT_SIGNED_CHAR",   "WEFT_UNSIGNED_CHAR", "WEFT_C_BOOL",         "WEFT_LONG_DOUBLE", "WEFT_FLOAT_INT",
+    "WEFT_DOUBLE_INT",    "WEFT_LONG_INT",      "WEFT_2INT",           "WEFT_SHORT_INT",
 };
 
 // "WEFT_DOUBLE", or "the derived datatype 0x..." for anything else.
@@ -267,7 +319,8 @@ int op_bind(const char *fn, weft_op op, weft_datatype type, const datatype &t, o
     if (is_predefined(op)) {
         size_t oi = static_cast<size_t>(op - WEFT_MAX);
         if (!t.builtin)
-            return fail(WEFT_ERR_OP, "%s: %s is defined only on built-in datatypes, not on %s "
+            return fail(WEFT_ERR_OP,
+                        "%s: %s is defined only on built-in datatypes, not on %s "
                         "(use a built-in datatype, or a user operation)",
                         fn, op_names[oi], type_name(type, t).buf);
         size_t ki = kind_index(t.basic);
@@ -287,14 +340,17 @@ int op_bind(const char *fn, weft_op op, weft_datatype type, const datatype &t, o
     if (op == WEFT_OP_NULL) return fail(WEFT_ERR_OP, "%s: op is WEFT_OP_NULL", fn);
     std::shared_ptr<user_op> u = table().get_shared(op);
     if (!u)
-        return fail(WEFT_ERR_OP, "%s: op 0x%08x is not a valid operation (freed, never created, "
-                    "or not an operation handle)", fn, static_cast<unsigned>(op));
+        return fail(WEFT_ERR_OP,
+                    "%s: op 0x%08x is not a valid operation (freed, never created, "
+                    "or not an operation handle)",
+                    fn, static_cast<unsigned>(op));
     // Built-ins (pairs included) are laid out as their C types at extent stride; a derived type
     // must be one dense run so that the user function sees whole elements back to back.
     if (!t.builtin && !t.contiguous)
-        return fail(WEFT_ERR_OP, "%s: the user operation 0x%08x needs a contiguous datatype, and %s "
-                    "is not (it has gaps or a non-zero lower bound)", fn, static_cast<unsigned>(op),
-                    type_name(type, t).buf);
+        return fail(WEFT_ERR_OP,
+                    "%s: the user operation 0x%08x needs a contiguous datatype, and %s "
+                    "is not (it has gaps or a non-zero lower bound)",
+                    fn, static_cast<unsigned>(op), type_name(type, t).buf);
     out.builtin = nullptr;
     out.user = std::move(u);
     out.type = type;
@@ -335,8 +391,10 @@ WEFT_API int weft_op_free(weft_op *op) {
                     op_names[h - WEFT_MAX]);
     // Collectives in flight hold their own reference (op_binding::user).
     if (!table().erase(h))
-        return fail(WEFT_ERR_OP, "weft_op_free: *op (0x%08x) is not a valid operation (freed, never "
-                    "created, or not an operation handle)", static_cast<unsigned>(h));
+        return fail(WEFT_ERR_OP,
+                    "weft_op_free: *op (0x%08x) is not a valid operation (freed, never "
+                    "created, or not an operation handle)",
+                    static_cast<unsigned>(h));
     *op = WEFT_OP_NULL;
     return WEFT_SUCCESS;
 }

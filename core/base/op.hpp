@@ -18,7 +18,7 @@ struct user_op {
 struct op_binding {
     // Built-in op: inout[i] = in[i] op inout[i] over count elements.
     void (*builtin)(const void *in, void *inout, size_t count) = nullptr;
-    std::shared_ptr<const user_op> user;  // user op, held while a collective uses it
+    std::shared_ptr<const user_op> user;      // user op, held while a collective uses it
     weft_datatype type = WEFT_DATATYPE_NULL;  // handed to the user function
     size_t elem_size = 0;
     bool commutative = true;

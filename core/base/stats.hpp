@@ -7,8 +7,8 @@
 namespace weft {
 
 struct stats_counters {
-    std::atomic<uint64_t> am_dropped{0};         // active messages dropped as malformed
-    std::atomic<uint64_t> liveness_refused{0};   // liveness connections without a valid hello
+    std::atomic<uint64_t> am_dropped{0};        // active messages dropped as malformed
+    std::atomic<uint64_t> liveness_refused{0};  // liveness connections without a valid hello
 };
 extern stats_counters g_stats;
 

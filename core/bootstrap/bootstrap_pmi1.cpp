@@ -34,7 +34,8 @@ constexpr int abort_ack_timeout_s = 5;
 
 class pmi1_bootstrap final : public bootstrap {
   public:
-    pmi1_bootstrap(int fd, int rank, int size, int timeout_s) : fd_(fd), rank_(rank), size_(size), timeout_s_(timeout_s) {}
+    pmi1_bootstrap(int fd, int rank, int size, int timeout_s)
+        : fd_(fd), rank_(rank), size_(size), timeout_s_(timeout_s) {}
     const char *name() const override { return "pmi1"; }
     int rank() const override { return rank_; }
     int size() const override { return size_; }
@@ -68,9 +69,10 @@ class pmi1_bootstrap final : public bootstrap {
         // Room left for the value in a put line and in a get_result line.
         size_t put_fixed = std::strlen("cmd=put kvsname= key= value=\n") + kvsname_.size() + base.size() + 12;
         if (put_fixed >= pmi_max_line)  // no room for a value (chunk 0, or a line over the limit)
-            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap put of PMI key '%s': with the PMI server's kvsname "
-                        "(%zu bytes) a put line cannot fit PMI's %zu-byte line limit", base.c_str(),
-                        kvsname_.size(), pmi_max_line);
+            return fail(WEFT_ERR_BOOTSTRAP,
+                        "bootstrap put of PMI key '%s': with the PMI server's kvsname "
+                        "(%zu bytes) a put line cannot fit PMI's %zu-byte line limit",
+                        base.c_str(), kvsname_.size(), pmi_max_line);
         size_t get_fixed = std::strlen("cmd=get_result rc=0 msg=success value=\n");
         size_t chunk = std::min({vallen_max_ - 1, pmi_max_line - put_fixed, pmi_max_line - get_fixed});
         size_t n = (hex.size() + chunk - 1) / chunk;
@@ -97,8 +99,10 @@ class pmi1_bootstrap final : public bootstrap {
         char *end = nullptr;
         long n = std::strtol(count.c_str(), &end, 10);
         if (count.empty() || *end != '\0' || n < 0 || n > 1 << 20)
-            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap get: PMI key '%s' holds '%s', not a chunk count "
-                        "(another program's key?)", base.c_str(), count.c_str());
+            return fail(WEFT_ERR_BOOTSTRAP,
+                        "bootstrap get: PMI key '%s' holds '%s', not a chunk count "
+                        "(another program's key?)",
+                        base.c_str(), count.c_str());
         for (long i = 0; i < n; ++i) {
             if (int rc = get_one(base + "." + std::to_string(i), part); rc != WEFT_SUCCESS) return rc;
             hex += part;
@@ -108,15 +112,16 @@ class pmi1_bootstrap final : public bootstrap {
         // put writes plain hex: no more bytes than hex.size() / 2 (a "[N]" run from the server
         // must not make us allocate up to hex_decode's 1 GiB).
         if (!hex_decode_max(hex, bytes, &why, hex.size() / 2, nullptr))
-            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap get: PMI value of '%s' is not hex: %s", base.c_str(), why.c_str());
+            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap get: PMI value of '%s' is not hex: %s", base.c_str(),
+                        why.c_str());
         value.assign(bytes.begin(), bytes.end());
         return WEFT_SUCCESS;
     }
 
     void abort(int code, std::string_view message) override {
         if (!message.empty())
-            std::fprintf(stderr, "weft[%d]: abort with code %d: %.*s\n", rank_, code,
-                         static_cast<int>(message.size()), message.data());
+            std::fprintf(stderr, "weft[%d]: abort with code %d: %.*s\n", rank_, code, static_cast<int>(message.size()),
+                         message.data());
         // Hydra ends the job on receipt and sends nothing back.  When another thread is in the
         // middle of a command, a second line would interleave with it: just exit then, and
         // the launcher reports our exit status.
@@ -145,8 +150,10 @@ class pmi1_bootstrap final : public bootstrap {
     int check_key(std::string_view key, int rank) const {
         for (char c : key)
             if (c == ' ' || c == '=' || static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f)
-                return fail(WEFT_ERR_ARG, "bootstrap key '%.*s': PMI-1 keys must be printable ASCII without "
-                            "spaces or '='", static_cast<int>(key.size()), key.data());
+                return fail(WEFT_ERR_ARG,
+                            "bootstrap key '%.*s': PMI-1 keys must be printable ASCII without "
+                            "spaces or '='",
+                            static_cast<int>(key.size()), key.data());
         // +8 for the chunk suffix ".<i>".
         if (key_name(key, rank).size() + 8 >= keylen_max_)
             return fail(WEFT_ERR_ARG, "bootstrap key '%.*s' is too long for this PMI server (keylen_max=%zu)",
@@ -167,8 +174,10 @@ class pmi1_bootstrap final : public bootstrap {
         int rc = command("cmd=get kvsname=" + kvsname_ + " key=" + key + "\n", "get_result", reply);
         if (rc != WEFT_SUCCESS) return rc;
         if (field(reply, "rc") != "0")
-            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap get: PMI key '%s' not found (not put, or read before a "
-                        "fence): '%s'", key.c_str(), reply.c_str());
+            return fail(WEFT_ERR_BOOTSTRAP,
+                        "bootstrap get: PMI key '%s' not found (not put, or read before a "
+                        "fence): '%s'",
+                        key.c_str(), reply.c_str());
         value = field(reply, "value");
         return WEFT_SUCCESS;
     }
@@ -189,7 +198,8 @@ class pmi1_bootstrap final : public bootstrap {
     // Sends one command line and reads one reply line, which must be "cmd=<expect> ...".
     int command(const std::string &line, const char *expect, std::string &reply) {
         const char *what = expect;
-        if (fd_ < 0) return fail(WEFT_ERR_BOOTSTRAP, "bootstrap: the PMI connection is closed (after finalize or an error)");
+        if (fd_ < 0)
+            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap: the PMI connection is closed (after finalize or an error)");
         auto deadline = kvs::deadline_after(timeout_s_);
         int e = kvs::send_all(fd_, line, deadline);
         if (e == 0) e = read_line(reply, deadline);
@@ -197,8 +207,10 @@ class pmi1_bootstrap final : public bootstrap {
             ::close(fd_);
             fd_ = -1;
             if (e == ETIMEDOUT)
-                return fail(WEFT_ERR_BOOTSTRAP, "bootstrap: no '%s' reply from the PMI server on PMI_FD within %d s "
-                            "(raise WEFT_BOOTSTRAP_TIMEOUT to wait longer)", what, timeout_s_);
+                return fail(WEFT_ERR_BOOTSTRAP,
+                            "bootstrap: no '%s' reply from the PMI server on PMI_FD within %d s "
+                            "(raise WEFT_BOOTSTRAP_TIMEOUT to wait longer)",
+                            what, timeout_s_);
             return fail(WEFT_ERR_BOOTSTRAP, "bootstrap: PMI connection on PMI_FD failed waiting for '%s': %s", what,
                         e == ECONNRESET ? "the launcher closed it" : std::strerror(e));
         }
@@ -256,7 +268,8 @@ int bootstrap_pmi1_open(std::unique_ptr<bootstrap> &out) {
     int timeout_s;
     std::string why;
     if (!kvs::timeout_from_env(timeout_s, why)) return fail(WEFT_ERR_BOOTSTRAP, "%s", why.c_str());
-    auto b = std::make_unique<pmi1_bootstrap>(static_cast<int>(fd), static_cast<int>(rank), static_cast<int>(size), timeout_s);
+    auto b = std::make_unique<pmi1_bootstrap>(static_cast<int>(fd), static_cast<int>(rank), static_cast<int>(size),
+                                              timeout_s);
     if (int rc = b->start(); rc != WEFT_SUCCESS) return rc;
     out = std::move(b);
     return WEFT_SUCCESS;

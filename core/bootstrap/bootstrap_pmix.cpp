@@ -93,8 +93,10 @@ class pmix_bootstrap final : public bootstrap {
                         st == PMIX_ERR_NOT_FOUND || st == PMIX_ERR_TIMEOUT ? " (not put, or read before a fence)" : "");
         int rc = WEFT_SUCCESS;
         if (v == nullptr || v->type != PMIX_BYTE_OBJECT)
-            rc = fail(WEFT_ERR_BOOTSTRAP, "bootstrap get of '%s' from rank %d: PMIx value has type %d, not a byte "
-                      "object (put by another program?)", k.c_str(), rank, v ? static_cast<int>(v->type) : -1);
+            rc = fail(WEFT_ERR_BOOTSTRAP,
+                      "bootstrap get of '%s' from rank %d: PMIx value has type %d, not a byte "
+                      "object (put by another program?)",
+                      k.c_str(), rank, v ? static_cast<int>(v->type) : -1);
         else
             value.assign(v->data.bo.bytes ? v->data.bo.bytes : "", v->data.bo.size);
         if (v) PMIX_VALUE_RELEASE(v);
@@ -112,8 +114,7 @@ class pmix_bootstrap final : public bootstrap {
         if (finalized_) return WEFT_SUCCESS;
         finalized_ = true;
         pmix_status_t st = PMIx_Finalize(nullptr, 0);
-        if (st != PMIX_SUCCESS)
-            return fail(WEFT_ERR_BOOTSTRAP, "PMIx_Finalize failed: %s", PMIx_Error_string(st));
+        if (st != PMIX_SUCCESS) return fail(WEFT_ERR_BOOTSTRAP, "PMIx_Finalize failed: %s", PMIx_Error_string(st));
         return WEFT_SUCCESS;
     }
 
@@ -143,8 +144,10 @@ int bootstrap_pmix_open(std::unique_ptr<bootstrap> &out) {
     PMIX_PROC_CONSTRUCT(&me);
     pmix_status_t st = PMIx_Init(&me, nullptr, 0);
     if (st != PMIX_SUCCESS)
-        return fail(WEFT_ERR_BOOTSTRAP, "PMIx_Init failed: %s (PMIX_RANK and PMIX_NAMESPACE are set, so a PMIx "
-                    "launcher was expected; unset them to run without it)", PMIx_Error_string(st));
+        return fail(WEFT_ERR_BOOTSTRAP,
+                    "PMIx_Init failed: %s (PMIX_RANK and PMIX_NAMESPACE are set, so a PMIx "
+                    "launcher was expected; unset them to run without it)",
+                    PMIx_Error_string(st));
     pmix_proc_t wild;
     PMIX_PROC_CONSTRUCT(&wild);
     PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
@@ -152,9 +155,12 @@ int bootstrap_pmix_open(std::unique_ptr<bootstrap> &out) {
     st = PMIx_Get(&wild, PMIX_JOB_SIZE, nullptr, 0, &v);
     long size = -1;
     if (st == PMIX_SUCCESS && v != nullptr) {
-        if (v->type == PMIX_UINT32) size = v->data.uint32;
-        else if (v->type == PMIX_INT) size = v->data.integer;
-        else if (v->type == PMIX_UINT) size = v->data.uint;
+        if (v->type == PMIX_UINT32)
+            size = v->data.uint32;
+        else if (v->type == PMIX_INT)
+            size = v->data.integer;
+        else if (v->type == PMIX_UINT)
+            size = v->data.uint;
     }
     if (v) PMIX_VALUE_RELEASE(v);
     if (size < 1 || me.rank >= static_cast<pmix_rank_t>(size)) {

@@ -28,8 +28,8 @@ class singleton_bootstrap final : public bootstrap {
             return fail(WEFT_ERR_RANK, "bootstrap get: rank %d out of range for a singleton job of size 1", rank);
         auto it = kv_.find(std::string(key));
         if (it == kv_.end())
-            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap get: key '%.*s' was not put",
-                        static_cast<int>(key.size()), key.data());
+            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap get: key '%.*s' was not put", static_cast<int>(key.size()),
+                        key.data());
         value = it->second;
         return WEFT_SUCCESS;
     }

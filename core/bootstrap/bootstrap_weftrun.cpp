@@ -43,8 +43,8 @@ class weftrun_bootstrap final : public bootstrap {
     int get(int rank, std::string_view key, std::string &value) override {
         if (rank < 0 || rank >= size_)
             return fail(WEFT_ERR_RANK, "bootstrap get: rank %d out of range for a job of size %d", rank, size_);
-        return call(kvs::writer(kvs::op_get).u32(static_cast<uint32_t>(rank)).bytes(key).finish(), "get",
-                    &value, timeout_s_);
+        return call(kvs::writer(kvs::op_get).u32(static_cast<uint32_t>(rank)).bytes(key).finish(), "get", &value,
+                    timeout_s_);
     }
     void abort(int code, std::string_view message) override {
         // weftrun prints the message and ends the other ranks; wait briefly for its ack so that
@@ -53,8 +53,8 @@ class weftrun_bootstrap final : public bootstrap {
         // weftrun, which then reports our exit status instead.
         std::unique_lock<std::mutex> g(mu_, std::try_to_lock);
         if (g.owns_lock())
-            call_locked(kvs::writer(kvs::op_abort).u32(static_cast<uint32_t>(code)).bytes(message).finish(),
-                        "abort", nullptr, abort_ack_timeout_s);
+            call_locked(kvs::writer(kvs::op_abort).u32(static_cast<uint32_t>(code)).bytes(message).finish(), "abort",
+                        nullptr, abort_ack_timeout_s);
         ::_exit(code);
     }
     int finalize() override {
@@ -74,8 +74,10 @@ class weftrun_bootstrap final : public bootstrap {
   private:
     int call_locked(const std::string &frame, const char *what, std::string *value, int timeout_s) {
         if (fd_ < 0)
-            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap %s: the connection to weftrun is closed (after "
-                        "finalize or an earlier error)", what);
+            return fail(WEFT_ERR_BOOTSTRAP,
+                        "bootstrap %s: the connection to weftrun is closed (after "
+                        "finalize or an earlier error)",
+                        what);
         auto deadline = kvs::deadline_after(timeout_s);
         std::string body;
         int e = kvs::send_all(fd_, frame, deadline);
@@ -84,11 +86,12 @@ class weftrun_bootstrap final : public bootstrap {
             ::close(fd_);
             fd_ = -1;
             if (e == ETIMEDOUT)
-                return fail(WEFT_ERR_BOOTSTRAP, "bootstrap %s: no reply from weftrun (WEFT_KVS=%s) within %d s; "
+                return fail(WEFT_ERR_BOOTSTRAP,
+                            "bootstrap %s: no reply from weftrun (WEFT_KVS=%s) within %d s; "
                             "other ranks may be slow or stuck (raise WEFT_BOOTSTRAP_TIMEOUT to wait longer)",
                             what, addr_.c_str(), timeout_s);
-            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap %s: connection to weftrun (WEFT_KVS=%s) failed: %s",
-                        what, addr_.c_str(), e == ECONNRESET ? "weftrun closed it" : std::strerror(e));
+            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap %s: connection to weftrun (WEFT_KVS=%s) failed: %s", what,
+                        addr_.c_str(), e == ECONNRESET ? "weftrun closed it" : std::strerror(e));
         }
         kvs::reader r(body);
         uint8_t op = 0;
@@ -102,8 +105,10 @@ class weftrun_bootstrap final : public bootstrap {
         if (!ok) {
             ::close(fd_);
             fd_ = -1;
-            return fail(WEFT_ERR_BOOTSTRAP, "bootstrap %s: malformed reply from weftrun (WEFT_KVS=%s); is it "
-                        "the weftrun of this Weft build?", what, addr_.c_str());
+            return fail(WEFT_ERR_BOOTSTRAP,
+                        "bootstrap %s: malformed reply from weftrun (WEFT_KVS=%s); is it "
+                        "the weftrun of this Weft build?",
+                        what, addr_.c_str());
         }
         if (value) value->assign(field);
         return WEFT_SUCCESS;
@@ -167,7 +172,8 @@ int bootstrap_weftrun_open(std::unique_ptr<bootstrap> &out) {
     long size = 0, rank = 0;
     int rs = kvs::env_int(kvs::env_size, 1, INT_MAX, size);
     if (rs != 0)
-        return fail(WEFT_ERR_BOOTSTRAP, "WEFT_SIZE='%s' is %s; weftrun sets it (start the program with "
+        return fail(WEFT_ERR_BOOTSTRAP,
+                    "WEFT_SIZE='%s' is %s; weftrun sets it (start the program with "
                     "weftrun -n N, or unset WEFT_KVS to run without weftrun)",
                     std::getenv(kvs::env_size) ? std::getenv(kvs::env_size) : "",
                     rs > 0 ? "not set" : "not a number of processes >= 1");
@@ -187,15 +193,12 @@ int bootstrap_weftrun_open(std::unique_ptr<bootstrap> &out) {
     auto deadline = kvs::deadline_after(timeout_s);
     int fd = connect_kvs(addr, deadline, why);
     if (fd < 0)
-        return fail(WEFT_ERR_BOOTSTRAP, "cannot connect to weftrun's key-value server WEFT_KVS=%s: %s",
-                    addr.c_str(), why.c_str());
+        return fail(WEFT_ERR_BOOTSTRAP, "cannot connect to weftrun's key-value server WEFT_KVS=%s: %s", addr.c_str(),
+                    why.c_str());
     auto b = std::make_unique<weftrun_bootstrap>(fd, static_cast<int>(rank), static_cast<int>(size), timeout_s, addr);
-    int rc = b->call(kvs::writer(kvs::op_hello)
-                         .u32(kvs::protocol_version)
-                         .bytes(token)
-                         .u32(static_cast<uint32_t>(rank))
-                         .finish(),
-                     "handshake", nullptr, timeout_s);
+    int rc = b->call(
+        kvs::writer(kvs::op_hello).u32(kvs::protocol_version).bytes(token).u32(static_cast<uint32_t>(rank)).finish(),
+        "handshake", nullptr, timeout_s);
     if (rc != WEFT_SUCCESS) return rc;
     out = std::move(b);
     return WEFT_SUCCESS;

@@ -26,7 +26,7 @@ struct call {
     bool nonblocking;
     weft_request *req;
     comm *c = nullptr;
-    coll_sched *s = nullptr;                 // owned, or the communicator's cached one
+    coll_sched *s = nullptr;  // owned, or the communicator's cached one
     std::unique_ptr<coll_sched> owned;
     std::vector<coll_step> unpacks;  // appended as the last round
     coll_check_record check;         // what WEFT_COLL_CHECK compares (see expect)
@@ -77,7 +77,8 @@ int check_root(const call &x, int root) {
 int check_type(const call &x, weft_datatype h, const datatype *&t) {
     t = datatype_get(h);
     if (t == nullptr) return fail(WEFT_ERR_TYPE, "%s: invalid datatype handle 0x%x", x.fn, h);
-    if (!t->committed) return fail(WEFT_ERR_TYPE, "%s: datatype 0x%x is not committed (call weft_type_commit)", x.fn, h);
+    if (!t->committed)
+        return fail(WEFT_ERR_TYPE, "%s: datatype 0x%x is not committed (call weft_type_commit)", x.fn, h);
     return WEFT_SUCCESS;
 }
 
@@ -164,7 +165,10 @@ int launch(call &x) {
         coll_sched_start(*r->sched);
     }
     v.leave();
-    if (r == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: more than %u requests pending on one endpoint (spread them over more: WEFT_NUM_VCIS, streams)", x.fn, request_pool::max_slots - 1);
+    if (r == nullptr)
+        return fail(WEFT_ERR_NO_MEM,
+                    "%s: more than %u requests pending on one endpoint (spread them over more: WEFT_NUM_VCIS, streams)",
+                    x.fn, request_pool::max_slots - 1);
     return WEFT_SUCCESS;
 }
 
@@ -244,11 +248,15 @@ int do_reduce(call &x, const void *in, void *out, size_t count, weft_datatype ty
     if (int rc = check_root(x, root)) return rc;
     size_t bytes, elem;
     bool at_root = x.c->rank == root;
-    if (!at_root && in == WEFT_IN_PLACE) return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid at the root", x.fn);
+    if (!at_root && in == WEFT_IN_PLACE)
+        return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid at the root", x.fn);
     if (int rc = reduce_args(x, in, out, count, type, op, at_root, bytes, elem)) return rc;
     if (int rc = build(x, coll_kind::reduce, shape_of(x, bytes, count),
-                       {.in = static_cast<const char *>(in), .out = static_cast<char *>(out), .count = count,
-                        .elem = elem, .root = root}))
+                       {.in = static_cast<const char *>(in),
+                        .out = static_cast<char *>(out),
+                        .count = count,
+                        .elem = elem,
+                        .root = root}))
         return rc;
     expect(x, coll_kind::reduce, root, coll_check_rule::equal, bytes);
     return launch(x);
@@ -351,18 +359,20 @@ int do_gather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype st
     // The binomial tree forwards whole subtrees: uniform, densely packed blocks only.
     bool dense = !at_root || (offs.size() == static_cast<size_t>(n) && [&] {
         for (int i = 0; i < n; ++i)
-            if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * sbytes || bytes[static_cast<size_t>(i)] != sbytes)
+            if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * sbytes ||
+                bytes[static_cast<size_t>(i)] != sbytes)
                 return false;
         return true;
     }());
-    if (int rc = build(x, v ? coll_kind::gatherv : coll_kind::gather, shape_of(x, sbytes, 0, dense),
-                       {.in = own, .out = out, .bytes = sbytes, .root = root, .blocks = bytes.data(),
-                        .offsets = offs.data()}))
+    if (int rc = build(
+            x, v ? coll_kind::gatherv : coll_kind::gather, shape_of(x, sbytes, 0, dense),
+            {.in = own, .out = out, .bytes = sbytes, .root = root, .blocks = bytes.data(), .offsets = offs.data()}))
         return rc;
     if (v)
         expect(x, coll_kind::gatherv, root, coll_check_rule::none);
     else
-        expect(x, coll_kind::gather, root, coll_check_rule::rooted_block, sbytes, at_root ? bytes[static_cast<size_t>(me)] : 0);
+        expect(x, coll_kind::gather, root, coll_check_rule::rooted_block, sbytes,
+               at_root ? bytes[static_cast<size_t>(me)] : 0);
     return launch(x);
 }
 
@@ -405,18 +415,20 @@ int do_scatter(call &x, bool v, const void *sbuf, size_t scount, const size_t *s
     }
     bool dense = !at_root || [&] {
         for (int i = 0; i < n; ++i)
-            if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * rbytes || bytes[static_cast<size_t>(i)] != rbytes)
+            if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * rbytes ||
+                bytes[static_cast<size_t>(i)] != rbytes)
                 return false;
         return true;
     }();
-    if (int rc = build(x, v ? coll_kind::scatterv : coll_kind::scatter, shape_of(x, rbytes, 0, dense),
-                       {.in = in, .out = own, .bytes = rbytes, .root = root, .blocks = bytes.data(),
-                        .offsets = offs.data()}))
+    if (int rc = build(
+            x, v ? coll_kind::scatterv : coll_kind::scatter, shape_of(x, rbytes, 0, dense),
+            {.in = in, .out = own, .bytes = rbytes, .root = root, .blocks = bytes.data(), .offsets = offs.data()}))
         return rc;
     if (v)
         expect(x, coll_kind::scatterv, root, coll_check_rule::none);
     else
-        expect(x, coll_kind::scatter, root, coll_check_rule::rooted_block, rbytes, at_root ? bytes[static_cast<size_t>(me)] : 0);
+        expect(x, coll_kind::scatter, root, coll_check_rule::rooted_block, rbytes,
+               at_root ? bytes[static_cast<size_t>(me)] : 0);
     return launch(x);
 }
 
@@ -450,15 +462,16 @@ int do_allgather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype
         if (int rc = check_bytes(x, scount, *st, sbytes)) return rc;
         if (int rc = check_buf(x, sbuf, sbytes, "sendbuf")) return rc;
         if (sbytes != mine)
-            return fail(WEFT_ERR_COUNT, "%s: this process sends %zu bytes but its block of recvbuf holds %zu", x.fn, sbytes,
-                        mine);
+            return fail(WEFT_ERR_COUNT, "%s: this process sends %zu bytes but its block of recvbuf holds %zu", x.fn,
+                        sbytes, mine);
         if (int rc = image_in(x, sbuf, 0, scount, *st, own)) return rc;
     }
     x.s->copy(own, out + offs[static_cast<size_t>(me)], mine);
     x.s->end_round();
     bool dense = true;
     for (int i = 0; i < n; ++i)
-        if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * mine || bytes[static_cast<size_t>(i)] != mine) dense = false;
+        if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * mine || bytes[static_cast<size_t>(i)] != mine)
+            dense = false;
     if (int rc = build(x, v ? coll_kind::allgatherv : coll_kind::allgather, shape_of(x, mine, 0, dense),
                        {.out = out, .bytes = mine, .blocks = bytes.data(), .offsets = offs.data()}))
         return rc;
@@ -516,7 +529,9 @@ int do_alltoall(call &x, bool v, const void *sbuf, size_t scount, const size_t *
     if (in_place) {
         // The input is the receive buffer itself: take a copy to send from.
         size_t extent_elems = 0;
-        for (int i = 0; i < n; ++i) extent_elems = std::max(extent_elems, rcv_displs[static_cast<size_t>(i)] + rcv_counts[static_cast<size_t>(i)]);
+        for (int i = 0; i < n; ++i)
+            extent_elems =
+                std::max(extent_elems, rcv_displs[static_cast<size_t>(i)] + rcv_counts[static_cast<size_t>(i)]);
         size_t image = extent_elems * elem_bytes(*rt);
         char *copy = x.s->alloc(image);
         if (copy == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: out of memory", x.fn);
@@ -547,8 +562,12 @@ int do_alltoall(call &x, bool v, const void *sbuf, size_t scount, const size_t *
     if (int rc = image_out(x, rbuf, rcv_counts.data(), rcv_displs.data(), n, *rt, out)) return rc;
     size_t block = rbytes[static_cast<size_t>(x.c->rank)];
     if (int rc = build(x, v ? coll_kind::alltoallv : coll_kind::alltoall, shape_of(x, block),
-                       {.in = in, .out = out, .blocks = rbytes.data(), .offsets = roffs.data(),
-                        .send_blocks = sbytes.data(), .send_offsets = soffs.data()}))
+                       {.in = in,
+                        .out = out,
+                        .blocks = rbytes.data(),
+                        .offsets = roffs.data(),
+                        .send_blocks = sbytes.data(),
+                        .send_offsets = soffs.data()}))
         return rc;
     if (v)
         expect(x, coll_kind::alltoallv, -1, coll_check_rule::none);
@@ -603,8 +622,10 @@ int do_scan(call &x, const void *in, void *out, size_t count, weft_datatype type
 
 using namespace weft;
 
-#define WEFT_BLOCKING(fn) call x{fn, false, nullptr}
-#define WEFT_NONBLOCKING(fn) call x{fn, true, request}
+#define WEFT_BLOCKING(fn) \
+    call x { fn, false, nullptr }
+#define WEFT_NONBLOCKING(fn) \
+    call x { fn, true, request }
 
 extern "C" int weft_barrier(weft_comm comm) {
     WEFT_BLOCKING("weft_barrier");
@@ -650,13 +671,14 @@ extern "C" int weft_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
 extern "C" int weft_gather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                            size_t recvcount, weft_datatype recvtype, int root, weft_comm comm) {
     WEFT_BLOCKING("weft_gather");
-    return do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, comm);
+    return do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root,
+                     comm);
 }
 extern "C" int weft_igather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
-                            size_t recvcount, weft_datatype recvtype, int root, weft_comm comm,
-                            weft_request *request) {
+                            size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_igather");
-    return do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, comm);
+    return do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root,
+                     comm);
 }
 extern "C" int weft_gatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                             const size_t recvcounts[], const size_t displs[], weft_datatype recvtype, int root,
@@ -674,13 +696,15 @@ extern "C" int weft_igatherv(const void *sendbuf, size_t sendcount, weft_datatyp
 extern "C" int weft_scatter(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                             size_t recvcount, weft_datatype recvtype, int root, weft_comm comm) {
     WEFT_BLOCKING("weft_scatter");
-    return do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root,
+                      comm);
 }
 extern "C" int weft_iscatter(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                              size_t recvcount, weft_datatype recvtype, int root, weft_comm comm,
                              weft_request *request) {
     WEFT_NONBLOCKING("weft_iscatter");
-    return do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root,
+                      comm);
 }
 extern "C" int weft_scatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
                              weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype, int root,
@@ -689,8 +713,8 @@ extern "C" int weft_scatterv(const void *sendbuf, const size_t sendcounts[], con
     return do_scatter(x, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 extern "C" int weft_iscatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
-                              weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype,
-                              int root, weft_comm comm, weft_request *request) {
+                              weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype, int root,
+                              weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_iscatterv");
     return do_scatter(x, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
@@ -731,29 +755,27 @@ extern "C" int weft_ialltoall(const void *sendbuf, size_t sendcount, weft_dataty
                        recvtype, comm);
 }
 extern "C" int weft_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
-                              weft_datatype sendtype, void *recvbuf, const size_t recvcounts[],
-                              const size_t rdispls[], weft_datatype recvtype, weft_comm comm) {
+                              weft_datatype sendtype, void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
+                              weft_datatype recvtype, weft_comm comm) {
     WEFT_BLOCKING("weft_alltoallv");
     return do_alltoall(x, true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype,
                        comm);
 }
 extern "C" int weft_ialltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
-                               weft_datatype sendtype, void *recvbuf, const size_t recvcounts[],
-                               const size_t rdispls[], weft_datatype recvtype, weft_comm comm,
-                               weft_request *request) {
+                               weft_datatype sendtype, void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
+                               weft_datatype recvtype, weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_ialltoallv");
     return do_alltoall(x, true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype,
                        comm);
 }
 
-extern "C" int weft_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t recvcount,
-                                         weft_datatype datatype, weft_op op, weft_comm comm) {
+extern "C" int weft_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t recvcount, weft_datatype datatype,
+                                         weft_op op, weft_comm comm) {
     WEFT_BLOCKING("weft_reduce_scatter_block");
     return do_reduce_scatter_block(x, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
-extern "C" int weft_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t recvcount,
-                                          weft_datatype datatype, weft_op op, weft_comm comm,
-                                          weft_request *request) {
+extern "C" int weft_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t recvcount, weft_datatype datatype,
+                                          weft_op op, weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_ireduce_scatter_block");
     return do_reduce_scatter_block(x, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }

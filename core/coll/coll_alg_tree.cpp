@@ -158,7 +158,9 @@ int coll_gather_binomial(coll_sched &s, const coll_args &a) {
     s.end_round();
     for (int m = 1; m < n && !(vr & m); m <<= 1) {
         int child = vr | m;
-        if (child < n) s.recv(to_abs(child, root, n), tmp + static_cast<size_t>(m) * block, block * static_cast<size_t>(subtree(child, n)));
+        if (child < n)
+            s.recv(to_abs(child, root, n), tmp + static_cast<size_t>(m) * block,
+                   block * static_cast<size_t>(subtree(child, n)));
     }
     s.end_round();
     if (vr != 0) {
@@ -225,7 +227,9 @@ int coll_scatter_binomial(coll_sched &s, const coll_args &a) {
     }
     for (int m = (vr == 0 ? top : lowbit(vr)) >> 1; m > 0; m >>= 1) {
         int child = vr + m;
-        if (child < n) s.send(to_abs(child, root, n), src + static_cast<size_t>(m) * block, block * static_cast<size_t>(subtree(child, n)));
+        if (child < n)
+            s.send(to_abs(child, root, n), src + static_cast<size_t>(m) * block,
+                   block * static_cast<size_t>(subtree(child, n)));
     }
     if (own != nullptr) s.copy(src, own, block);
     s.end_round();

@@ -54,12 +54,14 @@ constexpr coll_algorithm rows[] = {
 
     {K::gather, "binomial", coll_gather_binomial, [](const coll_shape &s) { return s.bytes < rooted_large; }, dense,
      "auto for blocks below 64 KiB; needs uniform, densely packed blocks"},
-    {K::gather, "linear", coll_gather_linear, always, nullptr, "auto for blocks from 64 KiB; runs instead of binomial for other block layouts"},
+    {K::gather, "linear", coll_gather_linear, always, nullptr,
+     "auto for blocks from 64 KiB; runs instead of binomial for other block layouts"},
     {K::gatherv, "linear", coll_gather_linear, always, nullptr, "always (the only one)"},
 
-    {K::scatter, "binomial", coll_scatter_binomial, [](const coll_shape &s) { return s.bytes < rooted_large; },
-     dense, "auto for blocks below 64 KiB; needs uniform, densely packed blocks"},
-    {K::scatter, "linear", coll_scatter_linear, always, nullptr, "auto for blocks from 64 KiB; runs instead of binomial for other block layouts"},
+    {K::scatter, "binomial", coll_scatter_binomial, [](const coll_shape &s) { return s.bytes < rooted_large; }, dense,
+     "auto for blocks below 64 KiB; needs uniform, densely packed blocks"},
+    {K::scatter, "linear", coll_scatter_linear, always, nullptr,
+     "auto for blocks from 64 KiB; runs instead of binomial for other block layouts"},
     {K::scatterv, "linear", coll_scatter_linear, always, nullptr, "always (the only one)"},
 
     {K::allgather, "ring", coll_allgather_ring,
@@ -91,14 +93,21 @@ struct kind_names {
     const char *name, *variable;
 };
 constexpr kind_names kinds[] = {
-    {"barrier", "WEFT_COLL_BARRIER"},     {"bcast", "WEFT_COLL_BCAST"},
-    {"reduce", "WEFT_COLL_REDUCE"},       {"allreduce", "WEFT_COLL_ALLREDUCE"},
-    {"gather", "WEFT_COLL_GATHER"},       {"gatherv", "WEFT_COLL_GATHERV"},
-    {"scatter", "WEFT_COLL_SCATTER"},     {"scatterv", "WEFT_COLL_SCATTERV"},
-    {"allgather", "WEFT_COLL_ALLGATHER"}, {"allgatherv", "WEFT_COLL_ALLGATHERV"},
-    {"alltoall", "WEFT_COLL_ALLTOALL"},   {"alltoallv", "WEFT_COLL_ALLTOALLV"},
+    {"barrier", "WEFT_COLL_BARRIER"},
+    {"bcast", "WEFT_COLL_BCAST"},
+    {"reduce", "WEFT_COLL_REDUCE"},
+    {"allreduce", "WEFT_COLL_ALLREDUCE"},
+    {"gather", "WEFT_COLL_GATHER"},
+    {"gatherv", "WEFT_COLL_GATHERV"},
+    {"scatter", "WEFT_COLL_SCATTER"},
+    {"scatterv", "WEFT_COLL_SCATTERV"},
+    {"allgather", "WEFT_COLL_ALLGATHER"},
+    {"allgatherv", "WEFT_COLL_ALLGATHERV"},
+    {"alltoall", "WEFT_COLL_ALLTOALL"},
+    {"alltoallv", "WEFT_COLL_ALLTOALLV"},
     {"reduce_scatter_block", "WEFT_COLL_REDUCE_SCATTER_BLOCK"},
-    {"scan", "WEFT_COLL_SCAN"},           {"exscan", "WEFT_COLL_EXSCAN"},
+    {"scan", "WEFT_COLL_SCAN"},
+    {"exscan", "WEFT_COLL_EXSCAN"},
 };
 constexpr size_t nkinds = static_cast<size_t>(K::count_);
 static_assert(std::size(kinds) == nkinds);

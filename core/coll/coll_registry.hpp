@@ -12,39 +12,53 @@
 namespace weft {
 
 enum class coll_kind {
-    barrier, bcast, reduce, allreduce, gather, gatherv, scatter, scatterv, allgather, allgatherv,
-    alltoall, alltoallv, reduce_scatter_block, scan, exscan, count_
+    barrier,
+    bcast,
+    reduce,
+    allreduce,
+    gather,
+    gatherv,
+    scatter,
+    scatterv,
+    allgather,
+    allgatherv,
+    alltoall,
+    alltoallv,
+    reduce_scatter_block,
+    scan,
+    exscan,
+    count_
 };
 
 // The thresholds of the automatic choice: coll_shape::bytes unless said.
 namespace coll_threshold {
-inline constexpr size_t bcast_large = 16384;          // bcast: scatter_allgather from here ...
-inline constexpr int bcast_large_procs = 3;           // ... with this many processes or more
-inline constexpr size_t allreduce_large = 8192;       // allreduce: reduce_scatter_allgather above
-inline constexpr size_t rooted_large = 65536;         // gather, scatter: linear from here (block)
-inline constexpr size_t allgather_large = 81920;      // allgather: ring from here (block x processes)
-inline constexpr size_t alltoall_large = 32768;       // alltoall: pairwise from here (block)
-inline constexpr size_t reduce_scatter_large = 512;   // reduce_scatter_block: ring from here (block)
+inline constexpr size_t bcast_large = 16384;         // bcast: scatter_allgather from here ...
+inline constexpr int bcast_large_procs = 3;          // ... with this many processes or more
+inline constexpr size_t allreduce_large = 8192;      // allreduce: reduce_scatter_allgather above
+inline constexpr size_t rooted_large = 65536;        // gather, scatter: linear from here (block)
+inline constexpr size_t allgather_large = 81920;     // allgather: ring from here (block x processes)
+inline constexpr size_t alltoall_large = 32768;      // alltoall: pairwise from here (block)
+inline constexpr size_t reduce_scatter_large = 512;  // reduce_scatter_block: ring from here (block)
 }  // namespace coll_threshold
 
 // What the choice looks at, per call.  bytes: bcast, reduce, allreduce, scan: the message;
 // gather, scatter, allgather, alltoall(v), reduce_scatter_block: this process's block.
 struct coll_shape {
     size_t bytes = 0;
-    size_t count = 0;          // elements (reductions)
+    size_t count = 0;  // elements (reductions)
     int procs = 1;
-    bool commutative = true;   // the bound op's
-    bool dense = true;         // uniform, densely packed blocks (gather, scatter, allgather)
+    bool commutative = true;  // the bound op's
+    bool dense = true;        // uniform, densely packed blocks (gather, scatter, allgather)
 };
 
 // What an algorithm builds from: the entry point's byte images (see coll_algorithms.hpp).
 struct coll_args {
-    const char *in = nullptr;     // input image (gather: own block; scatter: the root's blocks)
-    char *out = nullptr;          // output image (bcast: the buffer; scatter: own block)
-    size_t bytes = 0;             // bcast: the message; gather, scatter, allgather: own block
-    size_t count = 0, elem = 0;   // reductions: elements and element bytes
+    const char *in = nullptr;    // input image (gather: own block; scatter: the root's blocks)
+    char *out = nullptr;         // output image (bcast: the buffer; scatter: own block)
+    size_t bytes = 0;            // bcast: the message; gather, scatter, allgather: own block
+    size_t count = 0, elem = 0;  // reductions: elements and element bytes
     int root = 0;
-    bool exclusive = false;       // exscan
+    bool exclusive = false;                                        // exscan
     const size_t *blocks = nullptr, *offsets = nullptr;            // per rank (alltoall: receive)
     const size_t *send_blocks = nullptr, *send_offsets = nullptr;  // alltoall(v): send side
 };
@@ -56,12 +70,12 @@ using coll_when_fn = bool (*)(const coll_shape &s);
 // collective the automatic choice tries them in row order, and messages list them so.
 struct coll_algorithm {
     coll_kind kind;
-    const char *name;      // what WEFT_COLL_<NAME> forces it with
+    const char *name;  // what WEFT_COLL_<NAME> forces it with
     coll_build_fn build;
-    coll_when_fn chosen;   // auto takes the first row where this holds; nullptr: only when forced
-    coll_when_fn needs;    // nullptr: any shape; else where it fails (forced or not) the
-                           // collective's first row that runs replaces this one
-    const char *when;      // chosen and needs in words (weft_query_collectives)
+    coll_when_fn chosen;  // auto takes the first row where this holds; nullptr: only when forced
+    coll_when_fn needs;   // nullptr: any shape; else where it fails (forced or not) the
+                          // collective's first row that runs replaces this one
+    const char *when;     // chosen and needs in words (weft_query_collectives)
 };
 
 // The rows of collective k, in order.

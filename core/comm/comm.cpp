@@ -97,11 +97,15 @@ extern "C" int weft_comm_free(weft_comm *handle) {
         return fail(WEFT_ERR_COMM, "weft_comm_free: WEFT_COMM_WORLD and WEFT_COMM_SELF cannot be freed");
     if (c->enqueued.n.load() != 0) g_stream_queue_hooks.retire();
     if (int n = c->enqueued.n.load())
-        return fail(WEFT_ERR_BUSY, "weft_comm_free: %d enqueued operation(s) on the communicator's GPU queue have not "
-                    "finished; synchronize the queue (and complete isend/irecv_enqueue requests with weft_wait_enqueue)", n);
+        return fail(
+            WEFT_ERR_BUSY,
+            "weft_comm_free: %d enqueued operation(s) on the communicator's GPU queue have not "
+            "finished; synchronize the queue (and complete isend/irecv_enqueue requests with weft_wait_enqueue)",
+            n);
     int pending = std::accumulate(c->pending.begin(), c->pending.end(), 0);
     if (pending != 0)
-        return fail(WEFT_ERR_BUSY, "weft_comm_free: %d operation(s) on the communicator are still pending; complete them first",
+        return fail(WEFT_ERR_BUSY,
+                    "weft_comm_free: %d operation(s) on the communicator are still pending; complete them first",
                     pending);
     for (stream *s : c->local_streams)
         if (s != nullptr) s->comm_refs.fetch_sub(1);

@@ -18,7 +18,7 @@ namespace weft {
 struct stream;
 struct coll_sched;
 
-struct comm : peer_group {  // world_ranks: rank in comm -> world rank
+struct comm : peer_group {    // world_ranks: rank in comm -> world rank
     uint16_t context_id = 0;  // point-to-point context; +1 is the collective context
     int rank = 0;
     int size = 0;

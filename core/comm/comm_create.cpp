@@ -43,7 +43,8 @@ int context_alloc(comm &parent, uint16_t &context_id) {
             if (bits != 0) pick = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
         }
         if (pick == context_pairs)
-            return fail(WEFT_ERR_NO_MEM, "out of communicator context ids (%zu in use); free communicators", context_pairs);
+            return fail(WEFT_ERR_NO_MEM, "out of communicator context ids (%zu in use); free communicators",
+                        context_pairs);
         uint8_t claimed;
         {
             std::lock_guard lock(r.context_mutex);
@@ -118,13 +119,16 @@ int create_stream_comm(comm &parent, const std::vector<stream *> &streams, const
     std::vector<std::string> addresses(streams.size());
     // Everyone learns everyone's stream count and longest address (address sizes differ
     // between processes), then everyone's endpoint records in blocks of the agreed size.
-    struct shape { uint32_t count, max_address; } mine_shape{static_cast<uint32_t>(streams.size()), 0};
+    struct shape {
+        uint32_t count, max_address;
+    } mine_shape{static_cast<uint32_t>(streams.size()), 0};
     for (size_t i = 0; i < streams.size(); ++i) {
         if (int rc = describe(streams[i], context_id, recs[i], addresses[i])) return fail_release(rc);
         mine_shape.max_address = std::max(mine_shape.max_address, recs[i].address_len);
     }
     std::vector<shape> shapes(n);
-    if (int rc = comm_internal_allgather(parent, &mine_shape, sizeof mine_shape, shapes.data())) return fail_release(rc);
+    if (int rc = comm_internal_allgather(parent, &mine_shape, sizeof mine_shape, shapes.data()))
+        return fail_release(rc);
     size_t max_count = 0, max_address = 0;
     for (const auto &sh : shapes) {
         max_count = std::max<size_t>(max_count, sh.count);
@@ -153,8 +157,8 @@ int create_stream_comm(comm &parent, const std::vector<stream *> &streams, const
             const char *rec_bytes = all.data() + p * block + i * record;
             endpoint_record rec;
             std::memcpy(&rec, rec_bytes, sizeof rec);
-            c->remote.push_back(remote_ep{parent.world_ranks[p], rec.vci_index,
-                                          std::string(rec_bytes + sizeof rec, rec.address_len)});
+            c->remote.push_back(
+                remote_ep{parent.world_ranks[p], rec.vci_index, std::string(rec_bytes + sizeof rec, rec.address_len)});
         }
     }
     for (size_t i = 0; i < streams.size(); ++i) {
@@ -206,7 +210,9 @@ extern "C" int weft_comm_dup(weft_comm handle, weft_comm *newcomm) {
 extern "C" int weft_comm_split(weft_comm handle, int color, int key, weft_comm *newcomm) {
     comm *parent;
     if (int rc = check_parent("weft_comm_split", handle, newcomm, parent)) return rc;
-    struct entry { int color, key, rank; };
+    struct entry {
+        int color, key, rank;
+    };
     entry mine{color < 0 ? -1 : color, key, parent->rank};
     std::vector<entry> all(static_cast<size_t>(parent->size));
     if (int rc = comm_internal_allgather(*parent, &mine, sizeof mine, all.data())) return rc;
@@ -253,8 +259,8 @@ extern "C" int weft_stream_comm_create_multiplex(weft_comm handle, size_t count,
     std::vector<weft_stream> handles(streams, streams + count);
     for (size_t i = 0; i < count; ++i) {
         if (streams[i] != WEFT_STREAM_NULL && (objs[i] = stream_get(streams[i])) == nullptr)
-            return fail(WEFT_ERR_STREAM, "weft_stream_comm_create_multiplex: streams[%zu] = 0x%x is not a valid stream", i,
-                        streams[i]);
+            return fail(WEFT_ERR_STREAM, "weft_stream_comm_create_multiplex: streams[%zu] = 0x%x is not a valid stream",
+                        i, streams[i]);
     }
     return create_stream_comm(*parent, objs, handles, true, newcomm);
 }

@@ -18,11 +18,9 @@ struct p2p_buffer {
 
 // Sends from local endpoint li to rank dest's endpoint dst_idx on context ctx (the
 // communicator's point-to-point context, or +1 for collectives).  r stays alive until done.
-int p2p_post_send(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int tag, const p2p_buffer &b,
-                  request &r);
+int p2p_post_send(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int tag, const p2p_buffer &b, request &r);
 // Receives on local endpoint li; source, src_idx and tag may be wildcards.
-int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag, const p2p_buffer &b,
-                  request &r);
+int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag, const p2p_buffer &b, request &r);
 // Progresses until r completes.
 void p2p_wait_local(request &r);
 

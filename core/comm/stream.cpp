@@ -55,7 +55,8 @@ void give_back(vci *v) {
 void progress_loop(stream *s) {
     vci &v = *s->endpoint;
     int fabric_fd = -1;
-    if (v.ops->ep_wait_fd != nullptr && v.ops->ep_arm != nullptr && v.ops->ep_wait_fd(v.ep, &fabric_fd) != WEFT_PLUGIN_OK)
+    if (v.ops->ep_wait_fd != nullptr && v.ops->ep_arm != nullptr &&
+        v.ops->ep_wait_fd(v.ep, &fabric_fd) != WEFT_PLUGIN_OK)
         fabric_fd = -1;
     unsigned idle = 0;
     while (!s->progress_stop.load(std::memory_order_acquire)) {
@@ -173,7 +174,8 @@ extern "C" int weft_stream_free(weft_stream *handle) {
     if (s->pending != 0)
         return fail(WEFT_ERR_BUSY, "weft_stream_free: %d operation(s) on the stream are still pending", s->pending);
     if (s->progress_thread.joinable())
-        return fail(WEFT_ERR_BUSY, "weft_stream_free: the stream's progress thread is running; call weft_stop_progress_thread");
+        return fail(WEFT_ERR_BUSY,
+                    "weft_stream_free: the stream's progress thread is running; call weft_stop_progress_thread");
     if (s->queue) {
         if (int rc = g_stream_queue_hooks.detach(*s)) return rc;
         if (s->exclusive) s->endpoint->locking = false;
@@ -188,10 +190,10 @@ extern "C" int weft_stream_progress(weft_stream handle) {
     stream *s;
     if (int rc = check_stream("weft_stream_progress", handle, s)) return rc;
     stream_use use(s);
-    if (use.conflict())
-        return fail(WEFT_ERR_STREAM, "weft_stream_progress: another thread is using the same stream");
+    if (use.conflict()) return fail(WEFT_ERR_STREAM, "weft_stream_progress: another thread is using the same stream");
     int n = s->endpoint->progress();
-    return n < 0 ? fail(plugin_error(n), "weft_stream_progress: the fabric's progress failed (code %d)", n) : WEFT_SUCCESS;
+    return n < 0 ? fail(plugin_error(n), "weft_stream_progress: the fabric's progress failed (code %d)", n)
+                 : WEFT_SUCCESS;
 }
 
 extern "C" int weft_start_progress_thread(weft_stream handle) {

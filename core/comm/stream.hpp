@@ -13,17 +13,17 @@ namespace weft {
 
 struct stream {
     vci *endpoint = nullptr;
-    bool exclusive = true;       // owns an explicit endpoint (else shares an implicit one)
-    std::atomic<int> comm_refs{0};  // communicators attached to it
-    int pending = 0;             // requests posted on it and not yet completed by wait/test
+    bool exclusive = true;                     // owns an explicit endpoint (else shares an implicit one)
+    std::atomic<int> comm_refs{0};             // communicators attached to it
+    int pending = 0;                           // requests posted on it and not yet completed by wait/test
     std::map<std::string, std::string> hints;  // the info's keys ("type"/"value": a GPU queue)
     std::unique_ptr<gpu_queue> queue;          // the attached GPU queue, if any
     // Progress thread (weft_start_progress_thread).
     std::thread progress_thread;
     std::atomic<bool> progress_stop{false};
-    int wake_fd = -1;            // eventfd that interrupts the thread's sleep
+    int wake_fd = -1;  // eventfd that interrupts the thread's sleep
 #ifdef WEFT_STREAM_CHECKS
-    std::atomic<int> users{0};   // detects two threads inside one stream at once
+    std::atomic<int> users{0};  // detects two threads inside one stream at once
 #endif
 };
 

@@ -39,20 +39,15 @@ engine &eng() {
 
 int start_host_op(enqueue_op &op) {
     switch (op.what) {
-        case enqueue_op::kind::send:
-            return weft_isend(op.sbuf, op.count, op.type, op.peer, op.tag, op.comm, &op.req);
-        case enqueue_op::kind::recv:
-            return weft_irecv(op.rbuf, op.count, op.type, op.peer, op.tag, op.comm, &op.req);
+        case enqueue_op::kind::send: return weft_isend(op.sbuf, op.count, op.type, op.peer, op.tag, op.comm, &op.req);
+        case enqueue_op::kind::recv: return weft_irecv(op.rbuf, op.count, op.type, op.peer, op.tag, op.comm, &op.req);
         case enqueue_op::kind::allreduce:
             return weft_iallreduce(op.sbuf, op.rbuf, op.count, op.type, op.op, op.comm, &op.req);
-        case enqueue_op::kind::bcast:
-            return weft_ibcast(op.rbuf, op.count, op.type, op.peer, op.comm, &op.req);
-        case enqueue_op::kind::barrier:
-            return weft_ibarrier(op.comm, &op.req);
+        case enqueue_op::kind::bcast: return weft_ibcast(op.rbuf, op.count, op.type, op.peer, op.comm, &op.req);
+        case enqueue_op::kind::barrier: return weft_ibarrier(op.comm, &op.req);
         case enqueue_op::kind::allgather:
             return weft_iallgather(op.sbuf, op.count, op.type, op.rbuf, op.rcount, op.rtype, op.comm, &op.req);
-        case enqueue_op::kind::wait:
-            return WEFT_SUCCESS;
+        case enqueue_op::kind::wait: return WEFT_SUCCESS;
     }
     return WEFT_ERR_INTERNAL;
 }
@@ -69,7 +64,8 @@ void complete(enqueue_op &op, int error, const weft_status *st) {
 
 // Nothing left for the queue or the thread to do about op.
 bool retirable(const enqueue_op &op, uint32_t reached) {
-    return !op.keep && op.completed && (op.release == 0 || op.released) && (op.done == 0 || point_reached(reached, op.done));
+    return !op.keep && op.completed && (op.release == 0 || op.released) &&
+        (op.done == 0 || point_reached(reached, op.done));
 }
 
 // One pass over a queue (caller holds q.mutex).  Returns true when something moved.
@@ -271,12 +267,14 @@ int enqueue_unregister(stream &s) {
         std::lock_guard ql(q.mutex);
         service(q);  // retire what the queue has passed, not only what the thread saw
         if (has_work(q))
-            return fail(WEFT_ERR_BUSY, "weft_stream_free: enqueued operations on the stream's GPU queue have not "
+            return fail(WEFT_ERR_BUSY,
+                        "weft_stream_free: enqueued operations on the stream's GPU queue have not "
                         "finished; synchronize the queue first");
     }
     // Without the engine's lock: the thread goes on serving the other queues meanwhile.
     if (!queue_drained(q, std::chrono::steady_clock::now() + std::chrono::seconds(10)))
-        return fail(WEFT_ERR_BUSY, "weft_stream_free: the stream's GPU queue has not reached Weft's last point within "
+        return fail(WEFT_ERR_BUSY,
+                    "weft_stream_free: the stream's GPU queue has not reached Weft's last point within "
                     "10 s; synchronize the queue first");
     std::lock_guard lock(e.mutex);
     {
@@ -338,8 +336,10 @@ void enqueue_finalize() {
         std::lock_guard ql(q->mutex);
         if (!passed) {
             q->leaked = true;
-            log(WEFT_LOG_WARN, "weft_finalize: a GPU queue (%s) did not reach Weft's last point within 5 s; its "
-                "memory is leaked rather than freed while it may still be read", q->type.c_str());
+            log(WEFT_LOG_WARN,
+                "weft_finalize: a GPU queue (%s) did not reach Weft's last point within 5 s; its "
+                "memory is leaked rather than freed while it may still be read",
+                q->type.c_str());
         }
         q->ops_list.clear();
     }

@@ -40,7 +40,7 @@ struct enqueue_op {
     const void *copy_out_src = nullptr;
     size_t copy_out_bytes = 0;
     std::vector<std::pair<void *, size_t>> staging;  // pinned buffers, back to the queue's pool with the op
-    struct comm *counted = nullptr;     // its communicator's `enqueued` counts it until the op is freed
+    struct comm *counted = nullptr;                  // its communicator's `enqueued` counts it until the op is freed
     weft_request req = WEFT_REQUEST_NULL;
     bool started = false, completed = false, released = false;
     // An append failed after others succeeded: the queue may still run what was appended, so

@@ -46,22 +46,25 @@ struct copy {
 // device memory.  A fabric that handles device memory takes contiguous point-to-point buffers
 // directly (direct); collectives always stage, since their reductions and copies run on the CPU.
 // Staging is owned by op.
-int plan(const char *fn, gpu_queue &q, const void *buf, size_t count, weft_datatype type, bool direct,
-         enqueue_op &op, void *&host, size_t &bytes) {
+int plan(const char *fn, gpu_queue &q, const void *buf, size_t count, weft_datatype type, bool direct, enqueue_op &op,
+         void *&host, size_t &bytes) {
     host = const_cast<void *>(buf);
     bytes = 0;
     size_t size = 0;
     if (weft_type_size(type, &size) != WEFT_SUCCESS) return fail(WEFT_ERR_TYPE, "%s: invalid datatype 0x%x", fn, type);
-    if (__builtin_mul_overflow(count, size, &bytes)) return fail(WEFT_ERR_COUNT, "%s: count %zu is too large", fn, count);
+    if (__builtin_mul_overflow(count, size, &bytes))
+        return fail(WEFT_ERR_COUNT, "%s: count %zu is too large", fn, count);
     if (buf == nullptr || buf == WEFT_IN_PLACE || bytes == 0) return WEFT_SUCCESS;
     weft_mem_kind_t kind = WEFT_MEM_HOST;
     if (int rc = q.ops->mem_kind(q.q, buf, &kind))
-        return fail(WEFT_ERR_ARG, "%s: the %s runtime cannot tell what memory %p is (code %d)", fn, q.type.c_str(), buf, rc);
+        return fail(WEFT_ERR_ARG, "%s: the %s runtime cannot tell what memory %p is (code %d)", fn, q.type.c_str(), buf,
+                    rc);
     if (kind != WEFT_MEM_DEVICE) return WEFT_SUCCESS;
     ptrdiff_t lb = 0, extent = 0;
     weft_type_get_extent(type, &lb, &extent);
     if (lb != 0 || static_cast<size_t>(extent) != size)
-        return fail(WEFT_ERR_TYPE, "%s: a device buffer needs a contiguous datatype (it is staged as count x size bytes)", fn);
+        return fail(WEFT_ERR_TYPE,
+                    "%s: a device buffer needs a contiguous datatype (it is staged as count x size bytes)", fn);
     if (direct && q.device_fabric) return WEFT_SUCCESS;
     q.staging_trim(size_t{256} << 20);  // here, on a user thread, where freeing may wait for the device
     void *p = q.staging_take(bytes);
@@ -140,7 +143,8 @@ int submit(const char *fn, gpu_queue &q, const op_ptr &op, const std::vector<cop
     for (const copy &c : out) {
         if (rc != WEFT_PLUGIN_OK) break;
         what = "copy";
-        if ((rc = append([&] { return q.ops->append_copy(q.q, c.dst, c.src, c.bytes); })) == WEFT_PLUGIN_OK) appended = true;
+        if ((rc = append([&] { return q.ops->append_copy(q.q, c.dst, c.src, c.bytes); })) == WEFT_PLUGIN_OK)
+            appended = true;
     }
     if (rc == WEFT_PLUGIN_OK && op->done != 0) {
         what = "signal";
@@ -159,9 +163,9 @@ int submit(const char *fn, gpu_queue &q, const op_ptr &op, const std::vector<cop
     enqueue_notify();
     if (rc == WEFT_PLUGIN_OK) return WEFT_SUCCESS;
     return fail(plugin_error(rc), "%s: the %s queue refused a %s (code %d)%s", fn, q.type.c_str(), what, rc,
-                !started ? "; the operation will not run"
-                : !waits ? "; the operation runs but the queue does not wait for it"
-                         : "; the operation runs, but staged data may not reach its device buffer");
+                !started     ? "; the operation will not run"
+                    : !waits ? "; the operation runs but the queue does not wait for it"
+                             : "; the operation runs, but staged data may not reach its device buffer");
 }
 
 int check_peer(const char *fn, weft_comm comm, int peer, int tag, bool recv) {
@@ -315,11 +319,15 @@ extern "C" int weft_waitall_enqueue(size_t count, weft_request reqs[], weft_stat
         }
         auto op = requests().get_shared(reqs[i]);
         if (!op)
-            return fail(WEFT_ERR_REQUEST, "%s: requests[%zu] = 0x%x is not a request of weft_isend_enqueue or "
-                        "weft_irecv_enqueue (host requests complete with weft_wait)", fn, i, reqs[i]);
+            return fail(WEFT_ERR_REQUEST,
+                        "%s: requests[%zu] = 0x%x is not a request of weft_isend_enqueue or "
+                        "weft_irecv_enqueue (host requests complete with weft_wait)",
+                        fn, i, reqs[i]);
         if (q != nullptr && op->queue != q)
-            return fail(WEFT_ERR_REQUEST, "%s: requests[%zu] was enqueued on another GPU queue than requests[0]; "
-                        "all requests of one call must share a queue", fn, i);
+            return fail(WEFT_ERR_REQUEST,
+                        "%s: requests[%zu] was enqueued on another GPU queue than requests[0]; "
+                        "all requests of one call must share a queue",
+                        fn, i);
         q = op->queue;
         if (op->copy_out_bytes != 0) out.push_back({op->copy_out_dst, op->copy_out_src, op->copy_out_bytes});
         wait->deps.push_back(op);
@@ -367,13 +375,15 @@ extern "C" int weft_bcast_enqueue(void *buffer, size_t count, weft_datatype type
     if (int rc = gpu_of(fn, comm, q)) return rc;
     int rank = 0, size = 0;
     if (int rc = comm_rank_size(comm, rank, size)) return rc;
-    if (root < 0 || root >= size) return fail(WEFT_ERR_RANK, "%s: root %d is outside the communicator (size %d)", fn, root, size);
+    if (root < 0 || root >= size)
+        return fail(WEFT_ERR_RANK, "%s: root %d is outside the communicator (size %d)", fn, root, size);
     auto op = std::make_shared<enqueue_op>();
     void *host;
     size_t bytes;
     if (int rc = plan(fn, *q, buffer, count, type, false, *op, host, bytes)) return rc;
     std::vector<copy> in, out;
-    if (host != buffer) (rank == root ? in : out).push_back(rank == root ? copy{host, buffer, bytes} : copy{buffer, host, bytes});
+    if (host != buffer)
+        (rank == root ? in : out).push_back(rank == root ? copy{host, buffer, bytes} : copy{buffer, host, bytes});
     op->what = enqueue_op::kind::bcast;
     op->comm = comm;
     op->rbuf = host;

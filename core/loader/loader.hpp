@@ -49,7 +49,7 @@ bool loader_parse_preference(const std::string &text, fabric_preference &out, st
 // highest-priority plugin that opens and is not excluded.  source names where the preference
 // came from ("WEFT_FABRIC", "info key weft_fabric") for messages.  On failure returns
 // WEFT_ERR_PLUGIN with a detail naming every plugin tried, why it failed, and the search path.
-int loader_open_fabric(const fabric_preference &pref, const std::string &source,
-                       const weft_plugin_host_t *host, fabric_open &out);
+int loader_open_fabric(const fabric_preference &pref, const std::string &source, const weft_plugin_host_t *host,
+                       fabric_open &out);
 
 }  // namespace weft

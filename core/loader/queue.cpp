@@ -64,7 +64,8 @@ int read_hex(void *ctx, const char *key, void *buf, size_t size) {
     if (it == r->hints->end()) return WEFT_PLUGIN_ERR_NOT_FOUND;
     std::vector<uint8_t> bytes;
     bool over = false;
-    if (!hex_decode_max(it->second, bytes, nullptr, size, &over) || bytes.size() != size) return WEFT_PLUGIN_ERR_INVALID;
+    if (!hex_decode_max(it->second, bytes, nullptr, size, &over) || bytes.size() != size)
+        return WEFT_PLUGIN_ERR_INVALID;
     std::memcpy(buf, bytes.data(), size);
     return WEFT_PLUGIN_OK;
 }
@@ -178,14 +179,17 @@ int queue_attach(const std::map<std::string, std::string> &hints, std::unique_pt
     const std::string &type = hints.at("type");
     auto value = hints.find("value");
     if (value == hints.end())
-        return fail(WEFT_ERR_INFO_VALUE, "weft_stream_create: info type '%s' needs the queue handle in info 'value' "
-                    "(set it with weft_info_set_hex)", type.c_str());
+        return fail(WEFT_ERR_INFO_VALUE,
+                    "weft_stream_create: info type '%s' needs the queue handle in info 'value' "
+                    "(set it with weft_info_set_hex)",
+                    type.c_str());
     std::vector<uint8_t> handle;
     std::string why;
     bool over = false;
     if (!hex_decode_max(value->second, handle, &why, 64, &over))
-        return fail(WEFT_ERR_INFO_VALUE, "weft_stream_create: info 'value' for type '%s' is not a hex-encoded handle: %s",
-                    type.c_str(), over ? "longer than 64 bytes" : why.c_str());
+        return fail(WEFT_ERR_INFO_VALUE,
+                    "weft_stream_create: info 'value' for type '%s' is not a hex-encoded handle: %s", type.c_str(),
+                    over ? "longer than 64 bytes" : why.c_str());
     int sync;
     if (int rc = queue_sync_requested(sync)) return rc;
 
@@ -218,10 +222,16 @@ int queue_attach(const std::map<std::string, std::string> &hints, std::unique_pt
     if (plugin == nullptr) {
         if (tried.empty()) {
             const char *usual = usual_plugin(type);
-            return fail(WEFT_ERR_PLUGIN, "weft_stream_create: no queue plugin decodes info type '%s'%s%s%s; searched %s "
-                        "(set WEFT_PLUGIN_PATH to add directories)", type.c_str(),
-                        usual ? " (it is libweft-queue-" : "", usual ? usual : "", usual ? ".so's)" : "",
-                        [] { std::string s; for (auto &d : loader_search_path()) s += (s.empty() ? "" : ":") + d; return s; }().c_str());
+            return fail(WEFT_ERR_PLUGIN,
+                        "weft_stream_create: no queue plugin decodes info type '%s'%s%s%s; searched %s "
+                        "(set WEFT_PLUGIN_PATH to add directories)",
+                        type.c_str(), usual ? " (it is libweft-queue-" : "", usual ? usual : "", usual ? ".so's)" : "",
+                        [] {
+                            std::string s;
+                            for (auto &d : loader_search_path()) s += (s.empty() ? "" : ":") + d;
+                            return s;
+                        }()
+                            .c_str());
         }
         return fail(no_device ? WEFT_ERR_NO_DEVICE : WEFT_ERR_PLUGIN, "weft_stream_create: info type '%s': %s",
                     type.c_str(), tried.front().c_str());
@@ -246,7 +256,7 @@ int queue_attach(const std::map<std::string, std::string> &hints, std::unique_pt
     if (rc != WEFT_PLUGIN_OK || gq->q == nullptr) {
         gq->q = nullptr;
         int code = rc == WEFT_PLUGIN_ERR_NO_DEVICE ? WEFT_ERR_NO_DEVICE
-                   : rc == WEFT_PLUGIN_ERR_NOMEM   ? WEFT_ERR_NO_MEM
+            : rc == WEFT_PLUGIN_ERR_NOMEM          ? WEFT_ERR_NO_MEM
                                                    : WEFT_ERR_INFO_VALUE;
         return fail(code, "weft_stream_create: the %s queue plugin refused info type '%s': %s",
                     plugin->plugin.name.c_str() + std::strlen(queue_prefix), type.c_str(),

@@ -82,12 +82,12 @@ size_t am_encode(am_packet &p, void *out) {
     auto *w = static_cast<uint64_t *>(out);
     uint64_t size = ext ? 0 : p.payload_bytes;
     w[0] = uint64_t{p.type} | (uint64_t{p.src & 0xFFFF} << 8) | (uint64_t{p.dst & 0xFFFF} << 24) |
-           ((size & 0xFFFF) << 40) | (uint64_t{p.handler & 0xF} << 56) | (uint64_t{p.nargs & 0xF} << 60);
+        ((size & 0xFFFF) << 40) | (uint64_t{p.handler & 0xF} << 56) | (uint64_t{p.nargs & 0xF} << 60);
     w[1] = uint64_t{p.token} << 48;
     size_t n = 2;
     if (ext)
         w[n++] = uint64_t{p.handler & 0xFF} | (uint64_t{p.ext_flags} << 8) | (uint64_t{p.rndv_seq} << 16) |
-                 ((p.payload_bytes & 0xFFFFFFFF) << 32);
+            ((p.payload_bytes & 0xFFFFFFFF) << 32);
     auto put_stride = [&](const am_stride_desc &s) {
         w[n++] = s.offset;
         w[n++] = s.stride;
@@ -127,7 +127,7 @@ namespace {
 
 uint64_t shoal_word0(const am_packet &p, uint8_t type) {
     return uint64_t{type} | (uint64_t{p.src & 0xFFFF} << 8) | (uint64_t{p.dst & 0xFFFF} << 24) |
-           ((p.payload_bytes & 0xFFFF) << 40) | (uint64_t{p.handler & 0xF} << 56) | (uint64_t{p.nargs & 0xF} << 60);
+        ((p.payload_bytes & 0xFFFF) << 40) | (uint64_t{p.handler & 0xF} << 56) | (uint64_t{p.nargs & 0xF} << 60);
 }
 
 uint64_t shoal_stride_word(const am_stride_desc &s) {
@@ -256,8 +256,7 @@ am_wire_error am_decode(const void *buf, size_t len, am_packet &p) {
     p.token = static_cast<uint16_t>(bits(w[1], 48, 16));
     if ((p.type & 0x08) != 0) return am_wire_error::bad_reserved;
     uint8_t k = p.kind();
-    if (k != am_kind_short && k != am_kind_medium && k != am_kind_long && k != am_kind_strided &&
-        k != am_kind_vectored)
+    if (k != am_kind_short && k != am_kind_medium && k != am_kind_long && k != am_kind_strided && k != am_kind_vectored)
         return am_wire_error::bad_type;
     if (!(p.type & am_ext) && (k == am_kind_strided || k == am_kind_vectored)) {
         p.payload_bytes = size;
@@ -282,8 +281,7 @@ am_wire_error am_decode(const void *buf, size_t len, am_packet &p) {
     bool rndv = (p.ext_flags & am_ext_rndv) != 0;
     if (get && ((k != am_kind_long && k != am_kind_strided) || rndv || (p.type & am_reply)))
         return am_wire_error::bad_type;
-    if (rndv && k != am_kind_long && k != am_kind_strided && k != am_kind_vectored)
-        return am_wire_error::bad_type;
+    if (rndv && k != am_kind_long && k != am_kind_strided && k != am_kind_vectored) return am_wire_error::bad_type;
     if ((p.type & am_reply) && k != am_kind_short && !(k == am_kind_long || k == am_kind_strided))
         return am_wire_error::bad_type;
     if (k == am_kind_short && p.payload_bytes != 0 && !get) return am_wire_error::bad_size;
@@ -306,7 +304,8 @@ am_wire_error am_decode(const void *buf, size_t len, am_packet &p) {
             get_stride(p.src_stride);
             get_stride(p.dst_stride);
             uint64_t a, b;
-            if (!stride_total(p.src_stride, a) || !stride_total(p.dst_stride, b) || a != b) return am_wire_error::bad_size;
+            if (!stride_total(p.src_stride, a) || !stride_total(p.dst_stride, b) || a != b)
+                return am_wire_error::bad_size;
             described = a;
         } else {
             p.src_offset = w[n++];

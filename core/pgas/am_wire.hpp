@@ -68,14 +68,14 @@ struct am_packet {
     uint16_t rndv_seq = 0;
     uint64_t payload_bytes = 0;
     // Descriptors.
-    uint64_t dst_offset = 0;         // Long; get: requester's destination offset
-    uint64_t src_offset = 0;         // get (Long): the target's source offset
-    am_stride_desc dst_stride;       // strided; strided get: the requester's side
-    am_stride_desc src_stride;       // strided get: the target's side
-    unsigned npieces = 0;            // vectored destination pieces
+    uint64_t dst_offset = 0;           // Long; get: requester's destination offset
+    uint64_t src_offset = 0;           // get (Long): the target's source offset
+    am_stride_desc dst_stride;         // strided; strided get: the requester's side
+    am_stride_desc src_stride;         // strided get: the target's side
+    unsigned npieces = 0;              // vectored destination pieces
     const uint64_t *pieces = nullptr;  // 2 * npieces words: offset, length
     const uint64_t *args = nullptr;
-    const void *payload = nullptr;   // inline payload (nullptr when rendezvous or none)
+    const void *payload = nullptr;  // inline payload (nullptr when rendezvous or none)
     // Shoal's vectored form lists its pieces as (size, address) in its own layout: decoded
     // into here, and `pieces` points here (so do not copy a decoded packet and keep `pieces`).
     uint64_t shoal_pieces[2 * 16] = {};
@@ -88,12 +88,12 @@ struct am_packet {
 // am_check_bounds.
 enum class am_wire_error : uint8_t {
     ok = 0,
-    truncated,       // shorter than its header says
-    bad_type,        // unknown kind or flag combination
+    truncated,  // shorter than its header says
+    bad_type,   // unknown kind or flag combination
     too_many_args,
     too_many_pieces,
-    bad_size,        // payload size disagrees with the packet length or the descriptors
-    bad_reserved,    // reserved bits set
+    bad_size,      // payload size disagrees with the packet length or the descriptors
+    bad_reserved,  // reserved bits set
 };
 const char *am_wire_error_name(am_wire_error e);
 

@@ -39,7 +39,7 @@ constexpr char goodbye = 'B';
 
 struct link {
     int fd = -1;
-    int rank = -1;        // -1: accepted, hello not yet read
+    int rank = -1;  // -1: accepted, hello not yet read
     size_t hello_got = 0;
     char hello[hello_size];
     clock_type::time_point hello_deadline;
@@ -82,7 +82,8 @@ int read_timeout(int &seconds) {
 // loopback.
 int pick_address(in_addr &out) {
     if (const char *a = std::getenv("WEFT_PEER_ADDR"); a != nullptr && *a != '\0') {
-        if (inet_pton(AF_INET, a, &out) != 1) return fail(WEFT_ERR_ARG, "WEFT_PEER_ADDR='%s' is not an IPv4 address", a);
+        if (inet_pton(AF_INET, a, &out) != 1)
+            return fail(WEFT_ERR_ARG, "WEFT_PEER_ADDR='%s' is not an IPv4 address", a);
         return WEFT_SUCCESS;
     }
     if (const char *kvs = std::getenv("WEFT_KVS"); kvs != nullptr && *kvs != '\0') {
@@ -95,8 +96,8 @@ int pick_address(in_addr &out) {
         int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         socklen_t len = sizeof sa;
         bool found = fd >= 0 && inet_pton(AF_INET, host.c_str(), &sa.sin_addr) == 1 &&
-                     ::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) == 0 &&
-                     ::getsockname(fd, reinterpret_cast<sockaddr *>(&sa), &len) == 0;
+            ::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr *>(&sa), &len) == 0;
         if (fd >= 0) ::close(fd);
         if (found) {
             out = sa.sin_addr;
@@ -153,8 +154,8 @@ void check_hello(monitor &m, link &l) {
 
 void lost(link &l, const char *why) {
     if (!l.said_goodbye && l.rank >= 0)
-        peer_failure_record(l.rank, std::string("its liveness connection ") + why +
-                                        ": the process ended without weft_finalize");
+        peer_failure_record(
+            l.rank, std::string("its liveness connection ") + why + ": the process ended without weft_finalize");
     close_link(l);
 }
 
@@ -194,11 +195,11 @@ void run(monitor &m) {
         for (link &l : m.links)
             if (l.fd >= 0 && l.rank < 0) {
                 if (now >= l.hello_deadline) {
-                log(WEFT_LOG_WARN, "liveness: dropped a connection that sent no hello in time");
-                g_stats.liveness_refused.fetch_add(1, std::memory_order_relaxed);
-                close_link(l);
-            }
-                else consider(l.hello_deadline);
+                    log(WEFT_LOG_WARN, "liveness: dropped a connection that sent no hello in time");
+                    g_stats.liveness_refused.fetch_add(1, std::memory_order_relaxed);
+                    close_link(l);
+                } else
+                    consider(l.hello_deadline);
             }
         bool waiting_for_connects = false;
         for (int r = m.rank + 1; r < m.size; ++r)
@@ -207,8 +208,9 @@ void run(monitor &m) {
             if (now >= m.connect_deadline) {
                 for (int r = m.rank + 1; r < m.size; ++r)
                     if (!m.connected[static_cast<size_t>(r)])
-                        peer_failure_record(r, "it did not open its liveness connection within " +
-                                                   std::to_string(4 * m.timeout_s) + " s of init (WEFT_PEER_TIMEOUT)");
+                        peer_failure_record(r,
+                                            "it did not open its liveness connection within " +
+                                                std::to_string(4 * m.timeout_s) + " s of init (WEFT_PEER_TIMEOUT)");
             } else {
                 consider(m.connect_deadline);
             }
@@ -268,12 +270,15 @@ int liveness_open(bootstrap &boot, int rank, int size) {
     char text[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &addr, text, sizeof text);
     if (m.listen_fd < 0 || ::bind(m.listen_fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0 ||
-        ::listen(m.listen_fd, SOMAXCONN) != 0 || ::getsockname(m.listen_fd, reinterpret_cast<sockaddr *>(&sa), &len) != 0) {
+        ::listen(m.listen_fd, SOMAXCONN) != 0 ||
+        ::getsockname(m.listen_fd, reinterpret_cast<sockaddr *>(&sa), &len) != 0) {
         int e = errno;
         if (m.listen_fd >= 0) ::close(m.listen_fd);
         m.listen_fd = -1;
-        return fail(WEFT_ERR_BOOTSTRAP, "liveness: cannot listen on %s: %s (set WEFT_PEER_ADDR to this node's address, "
-                    "or WEFT_PEER_TIMEOUT=0 to run without peer failure detection)", text, std::strerror(e));
+        return fail(WEFT_ERR_BOOTSTRAP,
+                    "liveness: cannot listen on %s: %s (set WEFT_PEER_ADDR to this node's address, "
+                    "or WEFT_PEER_TIMEOUT=0 to run without peer failure detection)",
+                    text, std::strerror(e));
     }
     std::string value = std::string(text) + " " + std::to_string(ntohs(sa.sin_port)) + " " + std::to_string(m.token);
     m.address = std::string(text) + ":" + std::to_string(ntohs(sa.sin_port));

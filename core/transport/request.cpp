@@ -15,8 +15,8 @@ void request_on_complete(void *context, const weft_fabric_completion_t *c) {
     auto *r = static_cast<request *>(context);
     // A receive cancelled because its peer died (peer_failure.cpp) failed, it was not cancelled.
     r->fabric_status = __builtin_expect(c->status == WEFT_PLUGIN_ERR_CANCELED, 0) && r->failing
-                           ? WEFT_PLUGIN_ERR_PEER_FAILED
-                           : c->status;
+        ? WEFT_PLUGIN_ERR_PEER_FAILED
+        : c->status;
     r->msg_tag = c->tag;
     r->msg_bytes = c->length;
     r->complete.store(true, std::memory_order_release);
@@ -32,8 +32,8 @@ int request_finish(request &r, weft_status *status) {
         err = plugin_error(r.fabric_status);
     if (err == WEFT_ERR_PROC_FAILED) {
         int dead = r.op != request::kind::recv || r.group == nullptr ? -1
-                   : r.peer >= 0                                         ? r.peer
-                                                                         : group_first_failed(*r.group);
+            : r.peer >= 0                                            ? r.peer
+                                                                     : group_first_failed(*r.group);
         if (dead >= 0)
             fail_proc("recv", dead, r.group->world_ranks[static_cast<size_t>(dead)]);
         else

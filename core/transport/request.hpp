@@ -32,7 +32,7 @@ constexpr size_t request_fabric_space = 336;
 // miss more per message (perf showed the first touches of a request as the hot spots).
 struct request {
     alignas(64) unsigned char fabric_space[request_fabric_space];  // first: the context points here
-    enum class kind : uint8_t { send, recv, done, coll };  // done: completed at post (PROC_NULL)
+    enum class kind : uint8_t { send, recv, done, coll };          // done: completed at post (PROC_NULL)
     std::atomic<bool> complete{false};
     kind op = kind::send;
     bool in_use = false;
@@ -72,7 +72,7 @@ struct request {
     void *staging = nullptr;
 
     std::shared_ptr<const datatype> type_hold;  // derived types only (set extras with it)
-    coll_sched *sched = nullptr;  // kind::coll: the nonblocking collective, owned
+    coll_sched *sched = nullptr;                // kind::coll: the nonblocking collective, owned
 };
 
 // Called by fabrics (weft_fabric_ep_attr_t::complete).
@@ -179,6 +179,7 @@ class request_pool {
 
   private:
     static constexpr uint32_t chunk = 256;
+
   public:
     static constexpr uint32_t max_slots = 1u << request_slot_bits;  // the slot field of a handle
 

@@ -34,8 +34,8 @@ struct runtime {
     std::vector<std::unique_ptr<vci>> vcis;
     uint32_t num_implicit = 1, num_reserved = 8;
     bool lock_per_vci = false;  // WEFT_THREAD_CS=vci
-    std::mutex global_cs;  // WEFT_THREAD_CS=global: shared by every implicit endpoint
-    std::mutex pool_mutex;  // explicit endpoint ownership, shared round-robin
+    std::mutex global_cs;       // WEFT_THREAD_CS=global: shared by every implicit endpoint
+    std::mutex pool_mutex;      // explicit endpoint ownership, shared round-robin
     std::vector<bool> explicit_taken;
     uint32_t shared_next = 0;
 

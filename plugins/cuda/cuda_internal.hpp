@@ -36,40 +36,40 @@ struct weft_queue_runtime {
     const weft_plugin_host_t *host; /* may be NULL when a test calls init without one */
     int driver_version;
     int device_count;
-    pthread_mutex_t lock;           /* the graveyard and created: any thread may call */
+    pthread_mutex_t lock; /* the graveyard and created: any thread may call */
     cuda_graveyard_entry *graveyard;
-    cuda_created_stream *created;   /* queue_create's streams not yet destroyed */
+    cuda_created_stream *created; /* queue_create's streams not yet destroyed */
 };
 
 /* Host-function mode's state.  Host functions still queued on the user's stream reference
  * it, so it is reference counted (the queue holds one, every queued host function one) and
  * outlives detach until the last host function has returned. */
 struct cuda_hostfn_state {
-    std::atomic<uint32_t> reached;  /* written by signal host functions */
+    std::atomic<uint32_t> reached; /* written by signal host functions */
     std::atomic<int> refs;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    uint32_t released;              /* under lock: the newest value given to release() */
-    int closing;                    /* under lock: detached, waits must not block any more */
+    uint32_t released; /* under lock: the newest value given to release() */
+    int closing;       /* under lock: detached, waits must not block any more */
 };
 
 struct weft_queue {
     weft_queue_runtime *rt;
-    CUstream stream;                /* the user's: never destroyed */
-    CUcontext ctx;                  /* the stream's context, pushed around driver calls */
+    CUstream stream; /* the user's: never destroyed */
+    CUcontext ctx;   /* the stream's context, pushed around driver calls */
     CUdevice dev;
-    int sync;                       /* WEFT_QUEUE_SYNC_* in use */
+    int sync; /* WEFT_QUEUE_SYNC_* in use */
     /* Memory-operation mode: two 32-bit words of mapped pinned host memory. */
-    void *words;                    /* cuMemHostAlloc base, NULL in host-function mode */
+    void *words;                          /* cuMemHostAlloc base, NULL in host-function mode */
     std::atomic<uint32_t> *reached_host;  /* the queue writes it (cuStreamWriteValue32) */
     std::atomic<uint32_t> *released_host; /* the host writes it, the queue waits on it */
     CUdeviceptr reached_dev;
     CUdeviceptr released_dev;
-    cuda_hostfn_state *hf;          /* host-function mode, NULL otherwise */
+    cuda_hostfn_state *hf; /* host-function mode, NULL otherwise */
     /* Appending thread only (and detach after it): was the last append a wait, and which. */
     int last_was_wait;
     uint32_t last_wait;
-    char name[40];                  /* "cudaStream_t 0x...", for messages */
+    char name[40]; /* "cudaStream_t 0x...", for messages */
 };
 
 /* Pushes a context on the calling thread for the scope's duration (core threads, e.g. the
@@ -77,8 +77,7 @@ struct weft_queue {
 struct cuda_ctx_scope {
     CUresult status;
     explicit cuda_ctx_scope(CUcontext ctx) noexcept : status(cuCtxPushCurrent(ctx)) {}
-    ~cuda_ctx_scope()
-    {
+    ~cuda_ctx_scope() {
         if (status == CUDA_SUCCESS) {
             CUcontext popped;
             cuCtxPopCurrent(&popped);
@@ -89,16 +88,11 @@ struct cuda_ctx_scope {
 };
 
 /* Serial-number order of points: a is at or after b. */
-inline bool cuda_serial_ge(uint32_t a, uint32_t b)
-{
-    return static_cast<int32_t>(a - b) >= 0;
-}
+inline bool cuda_serial_ge(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
 
 /* Messages to Weft's log and failure reasons, through plugin.h's helpers (rt not NULL). */
-#define cuda_log(rt, level, ...) \
-    weft_plugin_logf((rt)->host, (level), CUDA_PLUGIN_NAME, __VA_ARGS__)
-#define cuda_why(why, why_len, ...) \
-    static_cast<void>(weft_plugin_whyf((why), (why_len), WEFT_PLUGIN_OK, __VA_ARGS__))
+#define cuda_log(rt, level, ...) weft_plugin_logf((rt)->host, (level), CUDA_PLUGIN_NAME, __VA_ARGS__)
+#define cuda_why(why, why_len, ...) static_cast<void>(weft_plugin_whyf((why), (why_len), WEFT_PLUGIN_OK, __VA_ARGS__))
 
 /* cuda_plugin.cpp */
 /* "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)" into buf. */
@@ -108,8 +102,8 @@ int cuda_result_to_plugin(CUresult r);
 int cuda_call_failed(const weft_queue *q, const char *call, CUresult r);
 
 /* cuda_queue.cpp */
-int cuda_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,
-                      weft_queue_t **q, int *sync_used, char *why, size_t why_len);
+int cuda_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args, weft_queue_t **q, int *sync_used,
+                      char *why, size_t why_len);
 int cuda_queue_detach(weft_queue_t *q);
 void cuda_graveyard_sweep(weft_queue_runtime *rt);
 int cuda_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size);

@@ -18,18 +18,15 @@ namespace {
  * process_vm_readv on this very process reports an unmapped address as EFAULT instead of
  * faulting.  Where the call is refused (seccomp, ENOSYS) nothing can be told: the handle
  * passes.  A mapped address that is not a stream still reaches the driver. */
-bool cuda_handle_mapped(const void *handle)
-{
+bool cuda_handle_mapped(const void *handle) {
     uintptr_t word = 0;
     struct iovec local = {&word, sizeof(word)};
     struct iovec remote = {const_cast<void *>(handle), sizeof(word)};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(sizeof(word)))
-        return true;
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(sizeof(word))) return true;
     return errno != EFAULT;
 }
 
-static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
-                  std::atomic<uint32_t>::is_always_lock_free,
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free,
               "the memory-operation words are plain 32-bit words the device writes and reads");
 
 /* The two words sit in separate cache lines: the device writes one, the host the other. */
@@ -42,8 +39,7 @@ constexpr size_t cuda_released_offset = 64;
  * headers map them to) are supported on every device since CUDA 12, the v1 attribute
  * CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1 being deprecated; what can be missing is the
  * mapping of host memory into the device's address space. */
-bool cuda_memops_open(weft_queue *q, char *reason, size_t reason_len)
-{
+bool cuda_memops_open(weft_queue *q, char *reason, size_t reason_len) {
     char err[160];
     int can_map = 0;
     CUresult r = cuDeviceGetAttribute(&can_map, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, q->dev);
@@ -52,8 +48,7 @@ bool cuda_memops_open(weft_queue *q, char *reason, size_t reason_len)
         return false;
     }
     void *words = nullptr;
-    r = cuMemHostAlloc(&words, cuda_words_bytes,
-                       CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
+    r = cuMemHostAlloc(&words, cuda_words_bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
     if (r != CUDA_SUCCESS) {
         snprintf(reason, reason_len, "cuMemHostAlloc: %s", cuda_error_text(r, err, sizeof(err)));
         return false;
@@ -63,11 +58,9 @@ bool cuda_memops_open(weft_queue *q, char *reason, size_t reason_len)
     auto *released = new (base + cuda_released_offset) std::atomic<uint32_t>(0);
     CUdeviceptr reached_dev = 0, released_dev = 0;
     r = cuMemHostGetDevicePointer(&reached_dev, reached, 0);
-    if (r == CUDA_SUCCESS)
-        r = cuMemHostGetDevicePointer(&released_dev, released, 0);
+    if (r == CUDA_SUCCESS) r = cuMemHostGetDevicePointer(&released_dev, released, 0);
     if (r != CUDA_SUCCESS) {
-        snprintf(reason, reason_len, "cuMemHostGetDevicePointer: %s",
-                 cuda_error_text(r, err, sizeof(err)));
+        snprintf(reason, reason_len, "cuMemHostGetDevicePointer: %s", cuda_error_text(r, err, sizeof(err)));
         cuMemFreeHost(words);
         return false;
     }
@@ -83,15 +76,13 @@ bool cuda_memops_open(weft_queue *q, char *reason, size_t reason_len)
  * about to read the released word, so the words are freed once an event recorded now has
  * completed (checked at later attach/detach/finalize) rather than by waiting here, which
  * could hang the calling (progress) thread on later work of the stream. */
-void cuda_memops_bury(weft_queue *q)
-{
+void cuda_memops_bury(weft_queue *q) {
     auto *e = new (std::nothrow) cuda_graveyard_entry{};
     CUevent ev = nullptr;
     CUresult r = e ? cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING) : CUDA_ERROR_OUT_OF_MEMORY;
     if (r == CUDA_SUCCESS) {
         r = cuEventRecord(ev, q->stream);
-        if (r != CUDA_SUCCESS)
-            cuEventDestroy(ev);
+        if (r != CUDA_SUCCESS) cuEventDestroy(ev);
     }
     if (r != CUDA_SUCCESS) {
         char err[160];
@@ -111,10 +102,9 @@ void cuda_memops_bury(weft_queue *q)
     pthread_mutex_unlock(&q->rt->lock);
 }
 
-} // namespace
+}  // namespace
 
-void cuda_graveyard_sweep(weft_queue_runtime *rt)
-{
+void cuda_graveyard_sweep(weft_queue_runtime *rt) {
     pthread_mutex_lock(&rt->lock);
     cuda_graveyard_entry **link = &rt->graveyard;
     while (cuda_graveyard_entry *e = *link) {
@@ -125,19 +115,16 @@ void cuda_graveyard_sweep(weft_queue_runtime *rt)
             continue;
         }
         /* Done, or the context is gone (its pinned memory went with it): drop the entry. */
-        if (r == CUDA_SUCCESS)
-            cuMemFreeHost(e->words);
-        if (scope.status == CUDA_SUCCESS)
-            cuEventDestroy(e->done);
+        if (r == CUDA_SUCCESS) cuMemFreeHost(e->words);
+        if (scope.status == CUDA_SUCCESS) cuEventDestroy(e->done);
         *link = e->next;
         delete e;
     }
     pthread_mutex_unlock(&rt->lock);
 }
 
-int cuda_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,
-                      weft_queue_t **q_out, int *sync_used, char *why, size_t why_len)
-{
+int cuda_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args, weft_queue_t **q_out,
+                      int *sync_used, char *why, size_t why_len) {
     if (!rt || !args || !q_out) {
         cuda_why(why, why_len, "attach: missing argument");
         return WEFT_PLUGIN_ERR_INVALID;
@@ -150,13 +137,12 @@ int cuda_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *
     }
     const char *type = args->type;
     if (!type || (strcmp(type, "cudaStream_t") != 0 && strcmp(type, "CUstream") != 0)) {
-        cuda_why(why, why_len, "type '%s' is neither cudaStream_t nor CUstream",
-                 type ? type : "(null)");
+        cuda_why(why, why_len, "type '%s' is neither cudaStream_t nor CUstream", type ? type : "(null)");
         return WEFT_PLUGIN_ERR_INVALID;
     }
     if (!args->handle || args->handle_size != sizeof(CUstream)) {
-        cuda_why(why, why_len, "a %s value is %zu bytes (a pointer), not %zu", type,
-                 sizeof(CUstream), args->handle_size);
+        cuda_why(why, why_len, "a %s value is %zu bytes (a pointer), not %zu", type, sizeof(CUstream),
+                 args->handle_size);
         return WEFT_PLUGIN_ERR_INVALID;
     }
     int sync = args->sync;
@@ -173,8 +159,7 @@ int cuda_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *
         return WEFT_PLUGIN_ERR_INVALID;
     }
     if (stream == CU_STREAM_PER_THREAD) {
-        cuda_why(why, why_len,
-                 "the per-thread default stream cannot be attached: create a stream");
+        cuda_why(why, why_len, "the per-thread default stream cannot be attached: create a stream");
         return WEFT_PLUGIN_ERR_INVALID;
     }
     if (!cuda_handle_mapped(stream)) {
@@ -188,28 +173,26 @@ int cuda_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *
      * was never a stream may still crash the driver: its API offers no better check. */
     CUresult r = cuStreamGetCtx(stream, &ctx);
     if (r != CUDA_SUCCESS || !ctx) {
-        cuda_why(why, why_len, "%s 0x%" PRIxPTR ": cuStreamGetCtx: %s", type,
-                 reinterpret_cast<uintptr_t>(stream), cuda_error_text(r, err, sizeof(err)));
+        cuda_why(why, why_len, "%s 0x%" PRIxPTR ": cuStreamGetCtx: %s", type, reinterpret_cast<uintptr_t>(stream),
+                 cuda_error_text(r, err, sizeof(err)));
         return WEFT_PLUGIN_ERR_INVALID;
     }
     cuda_ctx_scope scope(ctx);
     if (scope.status != CUDA_SUCCESS) {
-        cuda_why(why, why_len, "%s 0x%" PRIxPTR ": cuCtxPushCurrent: %s", type,
-                 reinterpret_cast<uintptr_t>(stream),
+        cuda_why(why, why_len, "%s 0x%" PRIxPTR ": cuCtxPushCurrent: %s", type, reinterpret_cast<uintptr_t>(stream),
                  cuda_error_text(scope.status, err, sizeof(err)));
         return cuda_result_to_plugin(scope.status);
     }
     CUdevice dev = 0;
     r = cuCtxGetDevice(&dev);
     if (r != CUDA_SUCCESS) {
-        cuda_why(why, why_len, "%s 0x%" PRIxPTR ": cuCtxGetDevice: %s", type,
-                 reinterpret_cast<uintptr_t>(stream), cuda_error_text(r, err, sizeof(err)));
+        cuda_why(why, why_len, "%s 0x%" PRIxPTR ": cuCtxGetDevice: %s", type, reinterpret_cast<uintptr_t>(stream),
+                 cuda_error_text(r, err, sizeof(err)));
         return cuda_result_to_plugin(r);
     }
     /* append_copy and mem_kind pass host pointers as CUdeviceptr. */
     int uva = 0;
-    if (cuDeviceGetAttribute(&uva, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, dev) != CUDA_SUCCESS ||
-        !uva) {
+    if (cuDeviceGetAttribute(&uva, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, dev) != CUDA_SUCCESS || !uva) {
         cuda_why(why, why_len, "CUDA device %d has no unified addressing", static_cast<int>(dev));
         return WEFT_PLUGIN_ERR_UNSUPPORTED;
     }
@@ -238,21 +221,18 @@ int cuda_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *
     q->sync = sync;
     cuda_graveyard_sweep(rt);
     if (fallback[0])
-        cuda_log(rt, WEFT_LOG_INFO, "%s (device %d): hostfn (memory operations unavailable: %s)",
-                 q->name, static_cast<int>(dev), fallback);
+        cuda_log(rt, WEFT_LOG_INFO, "%s (device %d): hostfn (memory operations unavailable: %s)", q->name,
+                 static_cast<int>(dev), fallback);
     else
         cuda_log(rt, WEFT_LOG_INFO, "%s (device %d): %s", q->name, static_cast<int>(dev),
                  sync == WEFT_QUEUE_SYNC_MEMOPS ? "memops" : "hostfn");
-    if (sync_used)
-        *sync_used = sync;
+    if (sync_used) *sync_used = sync;
     *q_out = q;
     return WEFT_PLUGIN_OK;
 }
 
-int cuda_queue_detach(weft_queue_t *q)
-{
-    if (!q)
-        return WEFT_PLUGIN_ERR_INVALID;
+int cuda_queue_detach(weft_queue_t *q) {
+    if (!q) return WEFT_PLUGIN_ERR_INVALID;
     weft_queue_runtime *rt = q->rt;
     if (q->hf) {
         /* Reference counting keeps the state alive for host functions still returning;
@@ -261,15 +241,12 @@ int cuda_queue_detach(weft_queue_t *q)
         bool unreleased = q->last_was_wait && !cuda_serial_ge(q->hf->released, q->last_wait);
         pthread_mutex_unlock(&q->hf->lock);
         if (unreleased)
-            cuda_log(rt, WEFT_LOG_WARN, "%s: detached before its last wait (%u) was released",
-                     q->name, q->last_wait);
+            cuda_log(rt, WEFT_LOG_WARN, "%s: detached before its last wait (%u) was released", q->name, q->last_wait);
         cuda_hostfn_state_close(q->hf);
     }
     if (q->words) {
-        if (q->last_was_wait &&
-            !cuda_serial_ge(q->released_host->load(std::memory_order_acquire), q->last_wait)) {
-            cuda_log(rt, WEFT_LOG_WARN, "%s: detached before its last wait (%u) was released",
-                     q->name, q->last_wait);
+        if (q->last_was_wait && !cuda_serial_ge(q->released_host->load(std::memory_order_acquire), q->last_wait)) {
+            cuda_log(rt, WEFT_LOG_WARN, "%s: detached before its last wait (%u) was released", q->name, q->last_wait);
             cuda_queue_release(q, q->last_wait);
         }
         cuda_ctx_scope scope(q->ctx);
@@ -290,17 +267,14 @@ int cuda_queue_detach(weft_queue_t *q)
 /* ABI minor 3 (conformance tools; the core never calls these): a non-blocking stream on device
  * 0's primary context, whose handle bytes are the CUstream (a cudaStream_t is the same
  * pointer). */
-int cuda_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size)
-{
-    if (!rt || !handle || !size)
-        return WEFT_PLUGIN_ERR_INVALID;
+int cuda_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size) {
+    if (!rt || !handle || !size) return WEFT_PLUGIN_ERR_INVALID;
     if (*size < sizeof(CUstream)) {
         *size = sizeof(CUstream);
         return WEFT_PLUGIN_ERR_INVALID;
     }
     auto *c = new (std::nothrow) cuda_created_stream{};
-    if (!c)
-        return WEFT_PLUGIN_ERR_NOMEM;
+    if (!c) return WEFT_PLUGIN_ERR_NOMEM;
     char err[160];
     const char *call = "cuDeviceGet(0)";
     CUresult r = cuDeviceGet(&c->dev, 0);
@@ -320,10 +294,8 @@ int cuda_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size)
         }
     }
     if (r != CUDA_SUCCESS) {
-        if (retained)
-            cuDevicePrimaryCtxRelease(c->dev);
-        cuda_log(rt, WEFT_LOG_WARN, "queue_create: %s: %s", call,
-                 cuda_error_text(r, err, sizeof(err)));
+        if (retained) cuDevicePrimaryCtxRelease(c->dev);
+        cuda_log(rt, WEFT_LOG_WARN, "queue_create: %s: %s", call, cuda_error_text(r, err, sizeof(err)));
         delete c;
         return cuda_result_to_plugin(r);
     }
@@ -333,17 +305,14 @@ int cuda_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size)
     pthread_mutex_unlock(&rt->lock);
     memcpy(handle, &c->stream, sizeof(c->stream));
     *size = sizeof(c->stream);
-    cuda_log(rt, WEFT_LOG_DEBUG, "queue_create: CUstream %p on device 0",
-             static_cast<void *>(c->stream));
+    cuda_log(rt, WEFT_LOG_DEBUG, "queue_create: CUstream %p on device 0", static_cast<void *>(c->stream));
     return WEFT_PLUGIN_OK;
 }
 
 /* Synchronizes and destroys a stream of queue_create (detached first); other handles are
  * refused, never destroyed. */
-int cuda_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size)
-{
-    if (!rt || !handle || size != sizeof(CUstream))
-        return WEFT_PLUGIN_ERR_INVALID;
+int cuda_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size) {
+    if (!rt || !handle || size != sizeof(CUstream)) return WEFT_PLUGIN_ERR_INVALID;
     CUstream stream;
     memcpy(&stream, handle, sizeof(stream));
     pthread_mutex_lock(&rt->lock);
@@ -356,8 +325,7 @@ int cuda_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size
         }
     }
     pthread_mutex_unlock(&rt->lock);
-    if (!c)
-        return WEFT_PLUGIN_ERR_INVALID;
+    if (!c) return WEFT_PLUGIN_ERR_INVALID;
     const char *call = "cuCtxPushCurrent";
     CUresult r;
     {
@@ -374,8 +342,8 @@ int cuda_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size
     }
     if (r != CUDA_SUCCESS) {
         char err[160];
-        cuda_log(rt, WEFT_LOG_WARN, "queue_destroy of CUstream %p: %s: %s",
-                 static_cast<void *>(stream), call, cuda_error_text(r, err, sizeof(err)));
+        cuda_log(rt, WEFT_LOG_WARN, "queue_destroy of CUstream %p: %s: %s", static_cast<void *>(stream), call,
+                 cuda_error_text(r, err, sizeof(err)));
         pthread_mutex_lock(&rt->lock); /* still ours: a later call may try again */
         c->next = rt->created;
         rt->created = c;

@@ -22,9 +22,9 @@ namespace {
 using json = nlohmann::json;
 using pointer = json::json_pointer;
 
-constexpr int MAX_INDEX = 255;     /* node indices and kernel ids are 8-bit on the wire */
-constexpr size_t LINE_DEPTH = 3;   /* deepest value whose line is kept: an entry's field */
-constexpr size_t MAX_DEPTH = 64;   /* the format needs 4 levels; bounds work on hostile input */
+constexpr int MAX_INDEX = 255;   /* node indices and kernel ids are 8-bit on the wire */
+constexpr size_t LINE_DEPTH = 3; /* deepest value whose line is kept: an entry's field */
+constexpr size_t MAX_DEPTH = 64; /* the format needs 4 levels; bounds work on hostile input */
 
 /* A const char * that remembers the last byte nlohmann took.  When a parse event arrives, that
  * byte is the token's last one (a '{', a string's closing quote), or for a number the byte read
@@ -40,9 +40,19 @@ struct tracking_iterator {
     const char *at;
     const char **last_read;
 
-    reference operator*() const { *last_read = at; return *at; }
-    tracking_iterator &operator++() { ++at; return *this; }
-    tracking_iterator operator++(int) { tracking_iterator old = *this; ++at; return old; }
+    reference operator*() const {
+        *last_read = at;
+        return *at;
+    }
+    tracking_iterator &operator++() {
+        ++at;
+        return *this;
+    }
+    tracking_iterator operator++(int) {
+        tracking_iterator old = *this;
+        ++at;
+        return old;
+    }
     bool operator==(const tracking_iterator &other) const { return at == other.at; }
 };
 
@@ -52,7 +62,7 @@ struct parse_stopped {};
 /* The parse callback: for each value down to LINE_DEPTH the line where it starts, by JSON
  * pointer.  Also refuses duplicate keys, which nlohmann would silently overwrite. */
 class line_recorder {
-public:
+  public:
     const char *last_read;
     std::map<std::string, int> lines;
     std::string error;
@@ -60,8 +70,7 @@ public:
 
     explicit line_recorder(const char *text) : last_read(text), counted_(text) {}
 
-    bool on_event(json::parse_event_t event, json &parsed)
-    {
+    bool on_event(json::parse_event_t event, json &parsed) {
         using ev = json::parse_event_t;
         if (event == ev::object_end || event == ev::array_end) {
             open_.pop_back();
@@ -70,8 +79,7 @@ public:
         if (event == ev::key) {
             container &object = open_.back();
             object.key = parsed.get<std::string>();
-            if (!object.keys.insert(object.key).second)
-                stop("duplicate key " + parsed.dump());
+            if (!object.keys.insert(object.key).second) stop("duplicate key " + parsed.dump());
             return true;
         }
         /* A value starts: a scalar, or an object or array opening. */
@@ -80,38 +88,32 @@ public:
             container &parent = open_.back();
             size_t index = parent.count++;
             if (open_.size() <= LINE_DEPTH)
-                path = (parent.is_array ? pointer(parent.path) / index
-                                        : pointer(parent.path) / parent.key).to_string();
+                path = (parent.is_array ? pointer(parent.path) / index : pointer(parent.path) / parent.key).to_string();
         }
-        if (open_.size() <= LINE_DEPTH)
-            lines.emplace(path, line());
+        if (open_.size() <= LINE_DEPTH) lines.emplace(path, line());
         if (event != ev::value) {
-            if (open_.size() == MAX_DEPTH)
-                stop("nested too deeply");
+            if (open_.size() == MAX_DEPTH) stop("nested too deeply");
             open_.push_back({std::move(path), event == ev::array_start, 0, {}, {}});
         }
         return true;
     }
 
     /* Line of the last byte read (offsets only grow: count on from the last call). */
-    int line()
-    {
-        for (; counted_ < last_read; ++counted_)
-            line_ += *counted_ == '\n';
+    int line() {
+        for (; counted_ < last_read; ++counted_) line_ += *counted_ == '\n';
         return line_;
     }
 
-private:
+  private:
     struct container {
-        std::string path;  /* empty below LINE_DEPTH */
+        std::string path; /* empty below LINE_DEPTH */
         bool is_array;
-        size_t count = 0;  /* values so far: an array's next index */
-        std::string key;   /* objects: the key of the next value */
+        size_t count = 0; /* values so far: an array's next index */
+        std::string key;  /* objects: the key of the next value */
         std::set<std::string> keys;
     };
 
-    [[noreturn]] void stop(std::string reason)
-    {
+    [[noreturn]] void stop(std::string reason) {
         error = std::move(reason);
         error_line = line();
         throw parse_stopped{};
@@ -125,8 +127,7 @@ private:
 std::string as_json(const std::string &s) { return json(s).dump(); }
 
 /* How a refused value reads in a message: scalars as written, containers by kind. */
-std::string describe(const json &value)
-{
+std::string describe(const json &value) {
     if (value.is_object()) return "an object";
     if (value.is_array()) return "an array";
     return value.dump();
@@ -134,57 +135,48 @@ std::string describe(const json &value)
 
 /* Checks the document and fills a cluster; on the first problem keeps its line and reason. */
 class cluster_checker {
-public:
+  public:
     std::string error;
     int error_line = 1;
 
     explicit cluster_checker(const std::map<std::string, int> &lines) : lines_(lines) {}
 
-    bool check(const json &root, cluster &out)
-    {
+    bool check(const json &root, cluster &out) {
         const pointer top;
-        if (!root.is_object())
-            return fail(top, "the top level must be an object, not " + describe(root));
+        if (!root.is_object()) return fail(top, "the top level must be an object, not " + describe(root));
         for (const auto &[key, value] : root.items())
             if (key != "nodes" && key != "kernels")
                 return fail(top / key, "unknown key " + as_json(key) + " at the top level");
         for (const char *list : {"nodes", "kernels"}) {
             const json *value = require(root, top, "", list);
-            if (!value)
-                return false;
+            if (!value) return false;
             if (!value->is_array())
                 return fail(top / list, as_json(list) + " must be an array, not " + describe(*value));
         }
         /* Nodes first: kernels refer to them. */
         for (size_t i = 0; i < root["nodes"].size(); ++i)
-            if (!check_node(root["nodes"][i], pointer("/nodes") / i, out))
-                return false;
+            if (!check_node(root["nodes"][i], pointer("/nodes") / i, out)) return false;
         for (size_t i = 0; i < root["kernels"].size(); ++i)
-            if (!check_kernel(root["kernels"][i], pointer("/kernels") / i, out))
-                return false;
+            if (!check_kernel(root["kernels"][i], pointer("/kernels") / i, out)) return false;
         return true;
     }
 
-private:
-    int line_of(const pointer &where) const
-    {
+  private:
+    int line_of(const pointer &where) const {
         auto it = lines_.find(where.to_string());
         return it == lines_.end() ? 1 : it->second;
     }
 
-    bool fail(const pointer &where, std::string reason)
-    {
+    bool fail(const pointer &where, std::string reason) {
         error_line = line_of(where);
         error = std::move(reason);
         return false;
     }
 
     /* entry[key], or nullptr once the error is set.  who names the entry ("" at the top). */
-    const json *require(const json &entry, const pointer &at, const std::string &who, const char *key)
-    {
+    const json *require(const json &entry, const pointer &at, const std::string &who, const char *key) {
         auto it = entry.find(key);
-        if (it != entry.end())
-            return &*it;
+        if (it != entry.end()) return &*it;
         fail(at, who + (who.empty() ? "" : ": ") + "missing \"" + key + "\"");
         return nullptr;
     }
@@ -198,21 +190,19 @@ private:
      * no unknown key.  Sets who to "node N" / "kernel N"; until the number is known the entry
      * is "nodes[i]" / "kernels[i]", from its pointer "/nodes/i". */
     bool check_entry(const json &entry, const pointer &at, const char *kind, const char *number_key,
-                     const char *number_name, std::initializer_list<std::string_view> known,
-                     std::map<int, int> &seen, std::string &who, int &number)
-    {
+                     const char *number_name, std::initializer_list<std::string_view> known, std::map<int, int> &seen,
+                     std::string &who, int &number) {
         who = at.parent_pointer().back() + "[" + at.back() + "]";
-        if (!entry.is_object())
-            return fail(at, who + " must be an object, not " + describe(entry));
+        if (!entry.is_object()) return fail(at, who + " must be an object, not " + describe(entry));
         const json *value = require(entry, at, who, number_key);
-        if (!value)
-            return false;
+        if (!value) return false;
         if (!value->is_number_integer())
             return fail(at / number_key,
                         who + ": " + as_json(number_key) + " must be an integer, not " + describe(*value));
         if (!is_index(*value))
-            return fail(at / number_key, who + ": " + number_name + " " + value->dump() +
-                                             " is out of range 0.." + std::to_string(MAX_INDEX));
+            return fail(
+                at / number_key,
+                who + ": " + number_name + " " + value->dump() + " is out of range 0.." + std::to_string(MAX_INDEX));
         number = value->get<int>();
         who = std::string(kind) + " " + std::to_string(number);
         if (auto [first, fresh] = seen.emplace(number, line_of(at)); !fresh)
@@ -223,66 +213,53 @@ private:
         return true;
     }
 
-    bool check_node(const json &entry, const pointer &at, cluster &out)
-    {
+    bool check_node(const json &entry, const pointer &at, cluster &out) {
         std::string who;
         cluster_node node{0, false, {}, 0, line_of(at)};
-        if (!check_entry(entry, at, "node", "node", "node index", {"node", "type", "address"}, node_lines_,
-                         who, node.index))
+        if (!check_entry(entry, at, "node", "node", "node index", {"node", "type", "address"}, node_lines_, who,
+                         node.index))
             return false;
         const json *type = require(entry, at, who, "type");
-        if (!type)
-            return false;
+        if (!type) return false;
         if (*type != "sw" && *type != "hw")
             return fail(at / "type", who + ": \"type\" must be \"sw\" or \"hw\", not " + describe(*type));
         node.hardware = *type == "hw";
         const json *address = require(entry, at, who, "address");
-        if (!address)
-            return false;
+        if (!address) return false;
         if (!address->is_string())
-            return fail(at / "address",
-                        who + ": \"address\" must be a string, not " + describe(*address));
-        if (!parse_address(address->get<std::string>(), at / "address", who, node))
-            return false;
+            return fail(at / "address", who + ": \"address\" must be a string, not " + describe(*address));
+        if (!parse_address(address->get<std::string>(), at / "address", who, node)) return false;
         out.nodes.push_back(std::move(node));
         return true;
     }
 
     /* "IPv4[:port]" into node.host and node.port; a hardware node needs a port. */
-    bool parse_address(const std::string &address, const pointer &at, const std::string &who,
-                       cluster_node &node)
-    {
+    bool parse_address(const std::string &address, const pointer &at, const std::string &who, cluster_node &node) {
         std::string prefix = who + ": address " + as_json(address);
         size_t colon = address.rfind(':');
         std::string host = address.substr(0, colon);
         std::string port = colon == std::string::npos ? "0" : address.substr(colon + 1);
         in_addr ignored;
         /* A NUL (\u0000 in JSON) would end the C string early and hide what follows. */
-        bool valid = host.find('\0') == std::string::npos &&
-                     inet_pton(AF_INET, host.c_str(), &ignored) == 1 && !port.empty() &&
-                     port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos;
-        if (!valid)
-            return fail(at, prefix + " is not \"IPv4:port\"");
+        bool valid = host.find('\0') == std::string::npos && inet_pton(AF_INET, host.c_str(), &ignored) == 1 &&
+            !port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos;
+        if (!valid) return fail(at, prefix + " is not \"IPv4:port\"");
         unsigned long number = std::stoul(port);
-        if (number > 65535)
-            return fail(at, prefix + ": port " + port + " is out of range 1..65535");
-        if (number == 0 && node.hardware)
-            return fail(at, prefix + ": a hardware node needs a port");
+        if (number > 65535) return fail(at, prefix + ": port " + port + " is out of range 1..65535");
+        if (number == 0 && node.hardware) return fail(at, prefix + ": a hardware node needs a port");
         node.host = std::move(host);
         node.port = static_cast<uint16_t>(number);
         return true;
     }
 
-    bool check_kernel(const json &entry, const pointer &at, cluster &out)
-    {
+    bool check_kernel(const json &entry, const pointer &at, cluster &out) {
         std::string who;
         cluster_kernel kernel{0, 0, {}, line_of(at)};
-        if (!check_entry(entry, at, "kernel", "id", "kernel id", {"id", "node", "function"}, kernel_lines_,
-                         who, kernel.id))
+        if (!check_entry(entry, at, "kernel", "id", "kernel id", {"id", "node", "function"}, kernel_lines_, who,
+                         kernel.id))
             return false;
         const json *node = require(entry, at, who, "node");
-        if (!node)
-            return false;
+        if (!node) return false;
         if (!node->is_number_integer())
             return fail(at / "node", who + ": \"node\" must be an integer, not " + describe(*node));
         if (!is_index(*node) || !node_lines_.contains(node->get<int>()))
@@ -290,8 +267,7 @@ private:
         kernel.node = node->get<int>();
         if (auto function = entry.find("function"); function != entry.end()) {
             if (!function->is_string())
-                return fail(at / "function",
-                            who + ": \"function\" must be a string, not " + describe(*function));
+                return fail(at / "function", who + ": \"function\" must be a string, not " + describe(*function));
             kernel.function = function->get<std::string>();
         }
         out.kernels.push_back(std::move(kernel));
@@ -302,35 +278,28 @@ private:
     std::map<int, int> node_lines_, kernel_lines_; /* number -> line of its first entry */
 };
 
-} // namespace
+}  // namespace
 
-const cluster_node *cluster::node(int index) const
-{
-    auto it = std::find_if(nodes.begin(), nodes.end(),
-                           [&](const cluster_node &n) { return n.index == index; });
+const cluster_node *cluster::node(int index) const {
+    auto it = std::find_if(nodes.begin(), nodes.end(), [&](const cluster_node &n) { return n.index == index; });
     return it == nodes.end() ? nullptr : &*it;
 }
 
-const cluster_kernel *cluster::kernel(int id) const
-{
-    auto it = std::find_if(kernels.begin(), kernels.end(),
-                           [&](const cluster_kernel &k) { return k.id == id; });
+const cluster_kernel *cluster::kernel(int id) const {
+    auto it = std::find_if(kernels.begin(), kernels.end(), [&](const cluster_kernel &k) { return k.id == id; });
     return it == kernels.end() ? nullptr : &*it;
 }
 
-int cluster::software_rank(int node_index) const
-{
+int cluster::software_rank(int node_index) const {
     int rank = 0;
     for (const cluster_node &n : nodes) {
-        if (n.index == node_index)
-            return n.hardware ? -1 : rank;
+        if (n.index == node_index) return n.hardware ? -1 : rank;
         rank += !n.hardware;
     }
     return -1;
 }
 
-bool cluster_parse(std::string_view text, const std::string &name, cluster &out, std::string &why)
-{
+bool cluster_parse(std::string_view text, const std::string &name, cluster &out, std::string &why) {
     auto refuse = [&](int line, const std::string &reason) {
         why = name + ":" + std::to_string(line) + ": " + reason;
         return false;
@@ -339,15 +308,13 @@ bool cluster_parse(std::string_view text, const std::string &name, cluster &out,
     auto reason_of = [](const json::exception &e) {
         std::string reason = e.what();
         reason.erase(0, reason.find("] ") + 2);
-        if (reason.starts_with("parse error"))
-            reason.erase(0, reason.find(": ") + 2);
+        if (reason.starts_with("parse error")) reason.erase(0, reason.find(": ") + 2);
         return reason;
     };
     auto line_at = [&](size_t offset) {
         return 1 + static_cast<int>(std::count(text.begin(), text.begin() + offset, '\n'));
     };
-    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
-        return refuse(1, "the file is empty");
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return refuse(1, "the file is empty");
     /* nlohmann takes a NUL for the end of the input and would ignore whatever follows. */
     if (size_t nul = text.find('\0'); nul != std::string_view::npos)
         return refuse(line_at(nul), "NUL byte in the file");
@@ -360,8 +327,7 @@ bool cluster_parse(std::string_view text, const std::string &name, cluster &out,
         });
         cluster result;
         cluster_checker checker(recorder.lines);
-        if (!checker.check(root, result))
-            return refuse(checker.error_line, checker.error);
+        if (!checker.check(root, result)) return refuse(checker.error_line, checker.error);
         out = std::move(result);
         return true;
     } catch (const parse_stopped &) {
@@ -379,8 +345,7 @@ bool cluster_parse(std::string_view text, const std::string &name, cluster &out,
     }
 }
 
-bool cluster_load(const char *path, cluster &out, std::string &why)
-{
+bool cluster_load(const char *path, cluster &out, std::string &why) {
     if (!path) {
         why = "no cluster file given";
         return false;
@@ -393,8 +358,7 @@ bool cluster_load(const char *path, cluster &out, std::string &why)
         }
         std::string text;
         char buffer[16384];
-        while (size_t got = std::fread(buffer, 1, sizeof buffer, file.get()))
-            text.append(buffer, got);
+        while (size_t got = std::fread(buffer, 1, sizeof buffer, file.get())) text.append(buffer, got);
         if (std::ferror(file.get())) { /* a directory opens, then reads as EISDIR */
             why = std::string(path) + ": " + std::strerror(errno);
             return false;
@@ -406,4 +370,4 @@ bool cluster_load(const char *path, cluster &out, std::string &why)
     }
 }
 
-} // namespace gal
+}  // namespace gal

@@ -42,16 +42,16 @@
 namespace gal {
 
 struct cluster_node {
-    int index;          /* "node" */
-    bool hardware;      /* "type": "hw" */
-    std::string host;   /* dotted IPv4, as written */
-    uint16_t port;      /* 0: any (software nodes only) */
-    int line;           /* where the entry starts in the file */
+    int index;        /* "node" */
+    bool hardware;    /* "type": "hw" */
+    std::string host; /* dotted IPv4, as written */
+    uint16_t port;    /* 0: any (software nodes only) */
+    int line;         /* where the entry starts in the file */
 };
 
 struct cluster_kernel {
     int id;
-    int node;           /* index of the hosting node */
+    int node;             /* index of the hosting node */
     std::string function; /* empty when not given */
     int line;
 };
@@ -60,9 +60,9 @@ struct cluster {
     std::vector<cluster_node> nodes;     /* in file order */
     std::vector<cluster_kernel> kernels; /* in file order */
 
-    const cluster_node *node(int index) const;    /* nullptr: not defined */
-    const cluster_kernel *kernel(int id) const;   /* nullptr: not defined */
-    int software_rank(int node_index) const;      /* world rank; -1 for hw or undefined nodes */
+    const cluster_node *node(int index) const;  /* nullptr: not defined */
+    const cluster_kernel *kernel(int id) const; /* nullptr: not defined */
+    int software_rank(int node_index) const;    /* world rank; -1 for hw or undefined nodes */
 };
 
 /* text: the file's contents; name: how to call the file in messages.  On error returns false,
@@ -71,6 +71,6 @@ bool cluster_parse(std::string_view text, const std::string &name, cluster &out,
 /* Reads and parses the file at path (also its name in messages).  Never throws. */
 bool cluster_load(const char *path, cluster &out, std::string &why);
 
-} // namespace gal
+}  // namespace gal
 
 #endif

@@ -50,48 +50,42 @@ enum gal_op_state : uint8_t { OP_FREE = 0, OP_POSTED, OP_MATCHED, OP_QUEUED, OP_
 
 /* One posted send or receive.  From a per-endpoint free list: posting allocates nothing. */
 struct gal_op {
-    weft_fabric_ep *ep;        /* owner: its progress delivers the completion */
+    weft_fabric_ep *ep; /* owner: its progress delivers the completion */
     void *context;
-    weft_kit_link_t link;      /* posted list, done queue, free chain or a connection's sends */
+    weft_kit_link_t link; /* posted list, done queue, free chain or a connection's sends */
     gal_op_kind kind;
-    uint8_t state;             /* gal_op_state */
-    uint8_t dest_slot;         /* Weft messages: the receiving endpoint's slot */
-    uint8_t raw;               /* a raw Galapagos packet (kernel_send): one packet, no fragments */
-    uint8_t src_kernel;        /* raw: the header's source; dest_slot is then the dest kernel */
+    uint8_t state;      /* gal_op_state */
+    uint8_t dest_slot;  /* Weft messages: the receiving endpoint's slot */
+    uint8_t raw;        /* a raw Galapagos packet (kernel_send): one packet, no fragments */
+    uint8_t src_kernel; /* raw: the header's source; dest_slot is then the dest kernel */
     int status;
-    uint64_t tag;              /* recv: wanted bits; send: the message's bits */
+    uint64_t tag; /* recv: wanted bits; send: the message's bits */
     uint64_t ignore;
-    size_t length;             /* recv: capacity; send: message length */
-    size_t done_bytes;         /* sends: bytes of the stream written */
-    size_t msg_length;         /* recv: the sender's length once matched */
+    size_t length;     /* recv: capacity; send: message length */
+    size_t done_bytes; /* sends: bytes of the stream written */
+    size_t msg_length; /* recv: the sender's length once matched */
     uint64_t msg_tag;
     void *buf;
-    weft_fabric_peer *peer;    /* sends: the connection's user (disconnect flushes) */
+    weft_fabric_peer *peer; /* sends: the connection's user (disconnect flushes) */
 };
 
-inline gal_op *gal_op_of(weft_kit_link_t *link)
-{
-    return WEFT_KIT_CONTAINER_OF(link, gal_op, link);
-}
+inline gal_op *gal_op_of(weft_kit_link_t *link) { return WEFT_KIT_CONTAINER_OF(link, gal_op, link); }
 
 /* A message that arrived before its receive (or is still arriving). */
 struct gal_unexp {
-    weft_kit_link_t link;      /* on its endpoint's unexpected list, in arrival order */
+    weft_kit_link_t link; /* on its endpoint's unexpected list, in arrival order */
     uint64_t tag;
     size_t length;
-    size_t arrived;            /* bytes in data so far */
-    size_t capacity;           /* bytes allocated: grows with what arrives, not what is announced */
+    size_t arrived;  /* bytes in data so far */
+    size_t capacity; /* bytes allocated: grows with what arrives, not what is announced */
     uint8_t *data;
-    gal_op *recv;              /* a receive attached while the message was still arriving */
-    bool reading;              /* a connection's reader still holds it (gal_rx::unexp): only
+    gal_op *recv; /* a receive attached while the message was still arriving */
+    bool reading; /* a connection's reader still holds it (gal_rx::unexp): only
                                 * the reader may free it, even when all bytes are in (an
                                 * empty message is whole before its reader is done) */
 };
 
-inline gal_unexp *gal_unexp_of(weft_kit_link_t *link)
-{
-    return WEFT_KIT_CONTAINER_OF(link, gal_unexp, link);
-}
+inline gal_unexp *gal_unexp_of(weft_kit_link_t *link) { return WEFT_KIT_CONTAINER_OF(link, gal_unexp, link); }
 
 struct gal_op_chunk {
     gal_op_chunk *next;
@@ -100,16 +94,16 @@ struct gal_op_chunk {
 
 struct weft_fabric_peer {
     uint64_t node_id;
-    uint32_t ipv4;             /* network order */
-    uint16_t port;             /* host order */
+    uint32_t ipv4; /* network order */
+    uint16_t port; /* host order */
     uint8_t slot;
-    uint8_t local;             /* the peer endpoint lives in this node */
-    uint64_t token;            /* the peer node's job token, sent in the hello */
-    size_t pending_sends;      /* queued on a connection, not yet written */
+    uint8_t local;                /* the peer endpoint lives in this node */
+    uint64_t token;               /* the peer node's job token, sent in the hello */
+    size_t pending_sends;         /* queued on a connection, not yet written */
     std::atomic<gal_conn *> conn; /* remote peers: the connection sends use, once known */
     /* ep_peer_failed: the process is dead.  Sends fail at once and never reconnect. */
     std::atomic<bool> failed;
-    weft_kit_link_t link;      /* on its endpoint's peers */
+    weft_kit_link_t link; /* on its endpoint's peers */
 };
 
 struct weft_fabric_ep {
@@ -118,14 +112,14 @@ struct weft_fabric_ep {
     int serial;
     weft_fabric_complete_fn complete;
     std::mutex lock;
-    weft_kit_list_t posted;              /* receives in posting order (gal_op::link) */
-    weft_kit_list_t unexp;               /* messages in arrival order (gal_unexp::link) */
-    weft_kit_queue_t done;               /* completions for the next progress */
-    weft_kit_link_t *free_ops;           /* a chain through gal_op::link.next */
+    weft_kit_list_t posted;    /* receives in posting order (gal_op::link) */
+    weft_kit_list_t unexp;     /* messages in arrival order (gal_unexp::link) */
+    weft_kit_queue_t done;     /* completions for the next progress */
+    weft_kit_link_t *free_ops; /* a chain through gal_op::link.next */
     gal_op_chunk *chunks;
-    weft_kit_list_t peers;               /* weft_fabric_peer::link */
-    int event_fd;                        /* written when work arrives while armed */
-    int wait_fd;                         /* epoll: event_fd + the node's epoll set */
+    weft_kit_list_t peers; /* weft_fabric_peer::link */
+    int event_fd;          /* written when work arrives while armed */
+    int wait_fd;           /* epoll: event_fd + the node's epoll set */
     bool armed;
     bool closing;
 };
@@ -136,8 +130,8 @@ struct gal_rx {
     uint8_t slot;
     size_t length;
     size_t arrived;
-    gal_op *recv;              /* matched receive, or null */
-    gal_unexp *unexp;          /* or the unexpected copy, or null (dropped: no endpoint) */
+    gal_op *recv;     /* matched receive, or null */
+    gal_unexp *unexp; /* or the unexpected copy, or null (dropped: no endpoint) */
     weft_fabric_ep *ep;
 };
 
@@ -146,10 +140,10 @@ struct gal_conn {
     uint64_t peer_node;
     std::atomic<bool> dead;
     std::mutex send_lock;
-    weft_kit_queue_t sq;       /* sends not yet fully written, in order (gal_op::link) */
+    weft_kit_queue_t sq; /* sends not yet fully written, in order (gal_op::link) */
     size_t sq_len;
     std::mutex read_lock;
-    uint8_t *rbuf;             /* partial packet carried between reads */
+    uint8_t *rbuf; /* partial packet carried between reads */
     size_t rlen;
     gal_rx rx;
 };
@@ -158,15 +152,15 @@ struct weft_fabric {
     const weft_plugin_host_t *host;
     uint64_t node_id;
     uint64_t token;
-    uint32_t ipv4;             /* network order: the address endpoints advertise */
+    uint32_t ipv4; /* network order: the address endpoints advertise */
     uint16_t port;
     int listen_fd;
-    int stop_fd;               /* eventfd: tells the listener to end */
-    int epoll_fd;              /* every connection's socket */
-    bool force_tcp;            /* WEFT_GALAPAGOS_LOOPBACK=tcp: local endpoints also use TCP */
+    int stop_fd;    /* eventfd: tells the listener to end */
+    int epoll_fd;   /* every connection's socket */
+    bool force_tcp; /* WEFT_GALAPAGOS_LOOPBACK=tcp: local endpoints also use TCP */
     std::thread listener;
-    std::mutex lock;           /* slots, the connection tables */
-    std::mutex connect_lock;   /* one outgoing connect at a time (never held by the listener) */
+    std::mutex lock;         /* slots, the connection tables */
+    std::mutex connect_lock; /* one outgoing connect at a time (never held by the listener) */
     std::atomic<weft_fabric_ep *> slots[GAL_MAX_SLOTS];
     std::atomic<gal_conn *> conns[GAL_MAX_CONNS]; /* never shrinks until finalize */
     std::atomic<uint32_t> nconns;
@@ -181,17 +175,16 @@ struct weft_fabric {
 /* An endpoint's address (gal_wire.hpp, docs/galapagos-wire.md) as the kit's address header
  * reads it: word 0 (magic "WGAL", version, slot) is the kit's 8-byte header with the slot as
  * its info, and 32 bytes follow.  ep_connect checks it with weft_kit_addr_read. */
-constexpr weft_kit_addr_format_t gal_address_format = {
-    GAL_PLUGIN_NAME, gal::address_magic, gal::protocol_version,
-    gal::address_bytes - WEFT_KIT_ADDR_HEADER_SIZE, gal::address_bytes - WEFT_KIT_ADDR_HEADER_SIZE};
+constexpr weft_kit_addr_format_t gal_address_format = {GAL_PLUGIN_NAME, gal::address_magic, gal::protocol_version,
+                                                       gal::address_bytes - WEFT_KIT_ADDR_HEADER_SIZE,
+                                                       gal::address_bytes - WEFT_KIT_ADDR_HEADER_SIZE};
 static_assert(gal::address_magic == WEFT_KIT_MAGIC('W', 'G', 'A', 'L') &&
                   gal::address_bytes > WEFT_KIT_ADDR_HEADER_SIZE,
               "the galapagos address starts with the kit's header");
 
 /* ---- gal_fabric.cpp ---- */
 /* gal_log(f, level, fmt, ...): one line to Weft's log through the fabric's host. */
-#define gal_log(f, level, ...) \
-    weft_kit_logf((f) ? (f)->host : nullptr, level, GAL_PLUGIN_NAME, __VA_ARGS__)
+#define gal_log(f, level, ...) weft_kit_logf((f) ? (f)->host : nullptr, level, GAL_PLUGIN_NAME, __VA_ARGS__)
 /* The connection used to send to node (connecting and handshaking if there is none);
  * nullptr when the node cannot be reached. */
 gal_conn *gal_conn_for(weft_fabric *f, const weft_fabric_peer *peer);
@@ -238,11 +231,10 @@ bool gal_binding_of(weft_fabric *f, uint8_t dest, gal_binding &out);
 int gal_kernel_table(weft_fabric_t *fabric, weft_fabric_kernel_t *out, size_t max, size_t *count);
 int gal_kernel_bind(weft_fabric_ep_t *ep, uint32_t kernel, uint64_t tag_base, uint32_t shift);
 int gal_kernel_unbind(weft_fabric_ep_t *ep, uint32_t kernel);
-int gal_kernel_send(weft_fabric_ep_t *ep, uint32_t dst_kernel, uint32_t src_kernel,
-                    const void *buf, size_t len, void *context);
+int gal_kernel_send(weft_fabric_ep_t *ep, uint32_t dst_kernel, uint32_t src_kernel, const void *buf, size_t len,
+                    void *context);
 /* Connects (handshake with this node's token) to ipv4:port; expect_node 0: any node id. */
-gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, uint64_t token,
-                      uint64_t expect_node);
+gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, uint64_t token, uint64_t expect_node);
 
 /* ---- gal_ep.cpp ---- */
 void gal_ep_wake_locked(weft_fabric_ep *ep);
@@ -253,15 +245,12 @@ int gal_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps);
 int gal_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **ep);
 int gal_ep_close(weft_fabric_ep_t *ep);
 int gal_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len);
-int gal_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
-                   weft_fabric_peer_t **peer);
+int gal_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len, weft_fabric_peer_t **peer);
 int gal_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
-int gal_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
-                 uint64_t tag, void *context);
-int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
+int gal_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
                  void *context);
-int gal_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found,
-                  uint64_t *msg_tag, size_t *msg_len);
+int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context);
+int gal_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag, size_t *msg_len);
 int gal_tag_cancel(weft_fabric_ep_t *ep, void *context);
 int gal_ep_progress(weft_fabric_ep_t *ep);
 int gal_ep_wait_fd(weft_fabric_ep_t *ep, int *fd);

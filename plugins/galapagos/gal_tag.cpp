@@ -12,43 +12,35 @@ namespace {
 /* An unexpected message's first buffer; it grows as more of the message arrives. */
 constexpr size_t unexp_first_bytes = 64 * 1024;
 
-void posted_remove(gal_op *op)
-{
+void posted_remove(gal_op *op) {
     weft_kit_list_unlink(&op->link);
     op->state = OP_MATCHED;
 }
 
-void posted_append(weft_fabric_ep *ep, gal_op *op)
-{
+void posted_append(weft_fabric_ep *ep, gal_op *op) {
     weft_kit_list_push_back(&ep->posted, &op->link);
     op->state = OP_POSTED;
 }
 
 /* Finishes receive op with a message of msg_length bytes (of which op got what fits). */
-void recv_finish(gal_op *op)
-{
+void recv_finish(gal_op *op) {
     op->status = op->msg_length > op->length ? WEFT_PLUGIN_ERR_TRUNCATE : WEFT_PLUGIN_OK;
     op->length = op->msg_length;
 }
 
 /* Copies bytes [offset, offset + n) of a message into receive op's buffer, as far as fits. */
-void recv_copy(gal_op *op, size_t offset, const uint8_t *data, size_t n)
-{
-    if (offset >= op->length)
-        return;
+void recv_copy(gal_op *op, size_t offset, const uint8_t *data, size_t n) {
+    if (offset >= op->length) return;
     size_t take = n < op->length - offset ? n : op->length - offset;
-    if (take)
-        std::memcpy(static_cast<uint8_t *>(op->buf) + offset, data, take);
+    if (take) std::memcpy(static_cast<uint8_t *>(op->buf) + offset, data, take);
 }
 
-} // namespace
+}  // namespace
 
-gal_op *gal_op_get(weft_fabric_ep *ep)
-{
+gal_op *gal_op_get(weft_fabric_ep *ep) {
     if (!ep->free_ops) {
         auto *chunk = new (std::nothrow) gal_op_chunk;
-        if (!chunk)
-            return nullptr;
+        if (!chunk) return nullptr;
         chunk->next = ep->chunks;
         ep->chunks = chunk;
         for (gal_op &op : chunk->ops) {
@@ -63,22 +55,19 @@ gal_op *gal_op_get(weft_fabric_ep *ep)
     return op;
 }
 
-void gal_op_put(weft_fabric_ep *ep, gal_op *op)
-{
+void gal_op_put(weft_fabric_ep *ep, gal_op *op) {
     op->state = OP_FREE;
     op->link.next = ep->free_ops;
     ep->free_ops = &op->link;
 }
 
-void gal_done_push(weft_fabric_ep *ep, gal_op *op)
-{
+void gal_done_push(weft_fabric_ep *ep, gal_op *op) {
     op->state = OP_DONE;
     weft_kit_queue_push(&ep->done, &op->link);
     gal_ep_wake_locked(ep);
 }
 
-void gal_deliver_begin_locked(weft_fabric_ep *ep, uint64_t tag, size_t length, gal_rx &rx)
-{
+void gal_deliver_begin_locked(weft_fabric_ep *ep, uint64_t tag, size_t length, gal_rx &rx) {
     rx.active = true;
     rx.ep = ep;
     rx.length = length;
@@ -121,13 +110,11 @@ namespace {
 /* Makes room for `need` bytes of the unexpected message rx is filling (doubling, at most its
  * length).  Readers copy from u->data under ep->lock, so it moves only under the lock.  Out of
  * memory: the message is dropped and counted, a receive already attached to it fails. */
-bool unexp_grow(gal_rx &rx, size_t need)
-{
+bool unexp_grow(gal_rx &rx, size_t need) {
     weft_fabric_ep *ep = rx.ep;
     gal_unexp *u = rx.unexp;
     size_t want = u->capacity * 2 > need ? u->capacity * 2 : need;
-    if (want > rx.length)
-        want = rx.length;
+    if (want > rx.length) want = rx.length;
     std::lock_guard<std::mutex> g(ep->lock);
     if (void *p = std::realloc(u->data, want)) {
         u->data = static_cast<uint8_t *>(p);
@@ -148,12 +135,10 @@ bool unexp_grow(gal_rx &rx, size_t need)
     return false;
 }
 
-} // namespace
+}  // namespace
 
-void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n)
-{
-    if (n > rx.length - rx.arrived)
-        n = rx.length - rx.arrived;
+void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n) {
+    if (n > rx.length - rx.arrived) n = rx.length - rx.arrived;
     weft_fabric_ep *ep = rx.ep;
     if (rx.recv) {
         /* Only this reader writes into a matched receive: no lock for the copy. */
@@ -174,7 +159,7 @@ void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n)
     }
     if (n && rx.arrived + n > rx.unexp->capacity && !unexp_grow(rx, rx.arrived + n))
         return gal_deliver_data(rx, data, n); /* dropped now: the rest goes to the drop path */
-    if (n) /* an empty message has no buffer */
+    if (n)                                    /* an empty message has no buffer */
         std::memcpy(rx.unexp->data + rx.arrived, data, n);
     rx.arrived += n;
     std::lock_guard<std::mutex> g(ep->lock);
@@ -196,14 +181,11 @@ void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n)
     }
 }
 
-void gal_deliver_abort(gal_rx &rx)
-{
-    if (!rx.active)
-        return;
+void gal_deliver_abort(gal_rx &rx) {
+    if (!rx.active) return;
     rx.active = false;
     weft_fabric_ep *ep = rx.ep;
-    if (!ep)
-        return;
+    if (!ep) return;
     std::lock_guard<std::mutex> g(ep->lock);
     gal_op *op = rx.recv;
     gal_unexp *u = rx.unexp;
@@ -220,17 +202,13 @@ void gal_deliver_abort(gal_rx &rx)
     }
 }
 
-int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
-                 void *context)
-{
-    if (!ep || (len && !buf))
-        return WEFT_PLUGIN_ERR_INVALID;
+int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context) {
+    if (!ep || (len && !buf)) return WEFT_PLUGIN_ERR_INVALID;
     gal_op *now = nullptr;
     {
         std::lock_guard<std::mutex> g(ep->lock);
         gal_op *op = gal_op_get(ep);
-        if (!op)
-            return WEFT_PLUGIN_ERR_NOMEM;
+        if (!op) return WEFT_PLUGIN_ERR_NOMEM;
         op->kind = GAL_OP_RECV;
         op->context = context;
         op->buf = buf;
@@ -240,8 +218,7 @@ int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
         bool matched = false;
         WEFT_KIT_LIST_FOREACH(it, &ep->unexp) {
             gal_unexp *u = gal_unexp_of(it);
-            if (u->recv || !weft_kit_tag_matches(u->tag, tag, ignore))
-                continue;
+            if (u->recv || !weft_kit_tag_matches(u->tag, tag, ignore)) continue;
             matched = true;
             op->state = OP_MATCHED;
             op->msg_tag = u->tag;
@@ -260,8 +237,7 @@ int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
             }
             break;
         }
-        if (!matched)
-            posted_append(ep, op);
+        if (!matched) posted_append(ep, op);
         if (now) {
             weft_fabric_completion_t c{now->status, now->msg_tag, now->length};
             gal_op_put(ep, now);
@@ -273,32 +249,24 @@ int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
     return WEFT_PLUGIN_OK;
 }
 
-int gal_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found,
-                  uint64_t *msg_tag, size_t *msg_len)
-{
-    if (!ep || !found)
-        return WEFT_PLUGIN_ERR_INVALID;
+int gal_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag, size_t *msg_len) {
+    if (!ep || !found) return WEFT_PLUGIN_ERR_INVALID;
     gal_node_progress(ep->fabric);
     std::lock_guard<std::mutex> g(ep->lock);
     *found = 0;
     WEFT_KIT_LIST_FOREACH(it, &ep->unexp) {
         gal_unexp *u = gal_unexp_of(it);
-        if (u->recv || !weft_kit_tag_matches(u->tag, tag, ignore))
-            continue;
+        if (u->recv || !weft_kit_tag_matches(u->tag, tag, ignore)) continue;
         *found = 1;
-        if (msg_tag)
-            *msg_tag = u->tag;
-        if (msg_len)
-            *msg_len = u->length;
+        if (msg_tag) *msg_tag = u->tag;
+        if (msg_len) *msg_len = u->length;
         break;
     }
     return WEFT_PLUGIN_OK;
 }
 
-int gal_tag_cancel(weft_fabric_ep_t *ep, void *context)
-{
-    if (!ep)
-        return WEFT_PLUGIN_ERR_INVALID;
+int gal_tag_cancel(weft_fabric_ep_t *ep, void *context) {
+    if (!ep) return WEFT_PLUGIN_ERR_INVALID;
     std::lock_guard<std::mutex> g(ep->lock);
     WEFT_KIT_LIST_FOREACH(it, &ep->posted) {
         gal_op *op = gal_op_of(it);
@@ -315,8 +283,7 @@ int gal_tag_cancel(weft_fabric_ep_t *ep, void *context)
      * (A scan of every op: cancel is rare, and the hot path keeps no list for this.) */
     for (gal_op_chunk *ch = ep->chunks; ch; ch = ch->next)
         for (gal_op &op : ch->ops)
-            if (op.kind == GAL_OP_RECV && op.context == context &&
-                (op.state == OP_MATCHED || op.state == OP_DONE))
+            if (op.kind == GAL_OP_RECV && op.context == context && (op.state == OP_MATCHED || op.state == OP_DONE))
                 return WEFT_PLUGIN_OK;
     return WEFT_PLUGIN_ERR_NOT_FOUND;
 }

@@ -43,38 +43,31 @@ struct packet_header {
     uint8_t kind = KIND_RAW;
 };
 
-inline uint64_t header_encode(const packet_header &h)
-{
-    return uint64_t(h.flits) | uint64_t(h.src) << 16 | uint64_t(h.dest) << 24 |
-           uint64_t(h.kind) << 32;
+inline uint64_t header_encode(const packet_header &h) {
+    return uint64_t(h.flits) | uint64_t(h.src) << 16 | uint64_t(h.dest) << 24 | uint64_t(h.kind) << 32;
 }
 
 enum class header_error { none, reserved_bits, unknown_kind, too_long };
 
 /* Decodes a header flit; anything but header_error::none means the stream can no longer be
  * trusted (the size of what follows is unknown), so the connection is dropped. */
-inline header_error header_decode(uint64_t word, packet_header &h)
-{
+inline header_error header_decode(uint64_t word, packet_header &h) {
     h.flits = uint16_t(word & 0xffff);
     h.src = uint8_t(word >> 16);
     h.dest = uint8_t(word >> 24);
     h.kind = uint8_t(word >> 32);
-    if (word >> 40)
-        return header_error::reserved_bits;
-    if (h.kind >= kind_count)
-        return header_error::unknown_kind;
-    if (h.flits > max_packet_flits)
-        return header_error::too_long;
+    if (word >> 40) return header_error::reserved_bits;
+    if (h.kind >= kind_count) return header_error::unknown_kind;
+    if (h.flits > max_packet_flits) return header_error::too_long;
     return header_error::none;
 }
 
-inline const char *header_error_text(header_error e)
-{
+inline const char *header_error_text(header_error e) {
     switch (e) {
-    case header_error::none: return "none";
-    case header_error::reserved_bits: return "reserved header bits set";
-    case header_error::unknown_kind: return "unknown packet kind";
-    case header_error::too_long: return "size field above 1124 flits";
+        case header_error::none: return "none";
+        case header_error::reserved_bits: return "reserved header bits set";
+        case header_error::unknown_kind: return "unknown packet kind";
+        case header_error::too_long: return "size field above 1124 flits";
     }
     return "?";
 }
@@ -82,26 +75,20 @@ inline const char *header_error_text(header_error e)
 /* Flits needed for n bytes. */
 constexpr size_t flits_for(size_t bytes) { return (bytes + flit_bytes - 1) / flit_bytes; }
 
-inline void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; ++i)
-        p[i] = uint8_t(v >> (8 * i));
+inline void put_u64(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; ++i) p[i] = uint8_t(v >> (8 * i));
 }
-inline uint64_t get_u64(const uint8_t *p)
-{
+inline uint64_t get_u64(const uint8_t *p) {
     uint64_t v = 0;
-    for (int i = 0; i < 8; ++i)
-        v |= uint64_t(p[i]) << (8 * i);
+    for (int i = 0; i < 8; ++i) v |= uint64_t(p[i]) << (8 * i);
     return v;
 }
 
 /* The 64-bit handshake token of a job token string (FNV-1a).  Every node of a job derives it
  * from the same text: WEFT_GALAPAGOS_TOKEN, else the launcher's WEFT_JOB_TOKEN. */
-inline uint64_t token_from_text(const char *s)
-{
+inline uint64_t token_from_text(const char *s) {
     uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; ++s)
-        h = (h ^ uint8_t(*s)) * 0x100000001b3ull;
+    for (; *s; ++s) h = (h ^ uint8_t(*s)) * 0x100000001b3ull;
     return h;
 }
 
@@ -116,21 +103,19 @@ constexpr size_t handshake_bytes = 32;
 struct handshake {
     char magic[8];
     uint32_t version;
-    uint32_t flags;      /* zero */
-    uint64_t token;      /* hello: the job token; welcome: zero */
-    uint64_t node_id;    /* the sender's node id (random per software node) */
+    uint32_t flags;   /* zero */
+    uint64_t token;   /* hello: the job token; welcome: zero */
+    uint64_t node_id; /* the sender's node id (random per software node) */
 };
 
-inline void handshake_encode(const handshake &h, uint8_t out[handshake_bytes])
-{
+inline void handshake_encode(const handshake &h, uint8_t out[handshake_bytes]) {
     std::memcpy(out, h.magic, 8);
     put_u64(out + 8, uint64_t(h.version) | uint64_t(h.flags) << 32);
     put_u64(out + 16, h.token);
     put_u64(out + 24, h.node_id);
 }
 
-inline void handshake_decode(const uint8_t in[handshake_bytes], handshake &h)
-{
+inline void handshake_decode(const uint8_t in[handshake_bytes], handshake &h) {
     std::memcpy(h.magic, in, 8);
     uint64_t w = get_u64(in + 8);
     h.version = uint32_t(w);
@@ -154,23 +139,19 @@ struct address {
     uint64_t token = 0;
 };
 
-inline void address_encode(const address &a, uint8_t out[address_bytes])
-{
-    put_u64(out, uint64_t(address_magic) | uint64_t(protocol_version) << 32 |
-                     uint64_t(a.slot) << 48);
+inline void address_encode(const address &a, uint8_t out[address_bytes]) {
+    put_u64(out, uint64_t(address_magic) | uint64_t(protocol_version) << 32 | uint64_t(a.slot) << 48);
     put_u64(out + 8, uint64_t(a.port) | uint64_t(a.ipv4) << 16);
     put_u64(out + 16, a.node_id);
     put_u64(out + 24, a.token);
     put_u64(out + 32, 0);
 }
 
-inline bool address_decode(const uint8_t *in, size_t len, address &a)
-{
-    if (len != address_bytes)
-        return false;
+inline bool address_decode(const uint8_t *in, size_t len, address &a) {
+    if (len != address_bytes) return false;
     uint64_t w0 = get_u64(in), w1 = get_u64(in + 8);
-    if (uint32_t(w0) != address_magic || uint16_t(w0 >> 32) != protocol_version ||
-        (w0 >> 56) != 0 || (w1 >> 48) != 0 || get_u64(in + 32) != 0)
+    if (uint32_t(w0) != address_magic || uint16_t(w0 >> 32) != protocol_version || (w0 >> 56) != 0 || (w1 >> 48) != 0 ||
+        get_u64(in + 32) != 0)
         return false;
     a.slot = uint8_t(w0 >> 48);
     a.port = uint16_t(w1);
@@ -180,6 +161,6 @@ inline bool address_decode(const uint8_t *in, size_t len, address &a)
     return a.port != 0 && a.node_id != 0;
 }
 
-} // namespace gal
+}  // namespace gal
 
 #endif

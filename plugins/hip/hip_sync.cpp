@@ -22,10 +22,7 @@ static_assert(std::atomic_ref<uint32_t>::is_always_lock_free,
 // inside the allocation.
 enum { HIP_WORD_REACHED = 0, HIP_WORD_RELEASED = 2, HIP_WORDS = 4 };
 
-std::atomic_ref<uint32_t> hip_word(weft_queue_t *q, int which)
-{
-    return std::atomic_ref<uint32_t>(q->words[which]);
-}
+std::atomic_ref<uint32_t> hip_word(weft_queue_t *q, int which) { return std::atomic_ref<uint32_t>(q->words[which]); }
 
 // One appended callback: the queue and the point it stands for; the callback frees it.
 struct hip_callback {
@@ -33,19 +30,17 @@ struct hip_callback {
     uint32_t value;
 };
 
-void hip_signal_callback(hipStream_t, hipError_t, void *arg)
-{
+void hip_signal_callback(hipStream_t, hipError_t, void *arg) {
     auto *cb = static_cast<hip_callback *>(arg);
     weft_queue_t *q = cb->q;
     uint32_t value = cb->value;
     delete cb;
     // Signals execute in stream order, so plain stores keep 'reached' monotonic.
     q->hostfn_reached.store(value, std::memory_order_release);
-    q->callbacks_pending.fetch_sub(1, std::memory_order_release); // last access to q
+    q->callbacks_pending.fetch_sub(1, std::memory_order_release);  // last access to q
 }
 
-void hip_wait_callback(hipStream_t, hipError_t, void *arg)
-{
+void hip_wait_callback(hipStream_t, hipError_t, void *arg) {
     auto *cb = static_cast<hip_callback *>(arg);
     weft_queue_t *q = cb->q;
     uint32_t value = cb->value;
@@ -53,21 +48,16 @@ void hip_wait_callback(hipStream_t, hipError_t, void *arg)
     try {
         // Later work of the stream starts only when this callback returns.
         std::unique_lock<std::mutex> hold(q->lock);
-        q->cond.wait(hold, [q, value] {
-            return q->closing || hip_serial_ge(q->hostfn_released, value);
-        });
+        q->cond.wait(hold, [q, value] { return q->closing || hip_serial_ge(q->hostfn_released, value); });
     } catch (...) {
         // A failing mutex cannot happen in practice; never let it escape into HIP.
     }
-    q->callbacks_pending.fetch_sub(1, std::memory_order_release); // last access to q
+    q->callbacks_pending.fetch_sub(1, std::memory_order_release);  // last access to q
 }
 
-int hip_callback_append(weft_queue_t *q, hipStreamCallback_t fn, uint32_t value,
-                        const char *call)
-{
+int hip_callback_append(weft_queue_t *q, hipStreamCallback_t fn, uint32_t value, const char *call) {
     auto *cb = new (std::nothrow) hip_callback{q, value};
-    if (!cb)
-        return WEFT_PLUGIN_ERR_NOMEM;
+    if (!cb) return WEFT_PLUGIN_ERR_NOMEM;
     q->callbacks_pending.fetch_add(1, std::memory_order_relaxed);
     hipError_t err = hipStreamAddCallback(q->stream, fn, cb, 0);
     if (err != hipSuccess) {
@@ -78,19 +68,16 @@ int hip_callback_append(weft_queue_t *q, hipStreamCallback_t fn, uint32_t value,
     return WEFT_PLUGIN_OK;
 }
 
-} // namespace
+}  // namespace
 
 // Memops: the synchronization words.  May fall back to hostfn (q->sync, q->fallback).
-int hip_sync_setup(weft_queue_t *q, char *why, size_t why_len)
-{
-    if (q->sync != WEFT_QUEUE_SYNC_MEMOPS)
-        return WEFT_PLUGIN_OK;
+int hip_sync_setup(weft_queue_t *q, char *why, size_t why_len) {
+    if (q->sync != WEFT_QUEUE_SYNC_MEMOPS) return WEFT_PLUGIN_OK;
     char text[160];
     void *host = nullptr;
     // Coherent (fine-grained): the stream's waits see host stores, and the host sees the
     // stream's writes, without cache flushes.
-    hipError_t err = hipHostMalloc(&host, HIP_WORDS * sizeof(uint32_t),
-                                   hipHostMallocMapped | hipHostMallocCoherent);
+    hipError_t err = hipHostMalloc(&host, HIP_WORDS * sizeof(uint32_t), hipHostMallocMapped | hipHostMallocCoherent);
     if (err != hipSuccess) {
         hip_error_text(err, text, sizeof(text));
         snprintf(why, why_len, "hip: hipHostMalloc of the synchronization words: %s", text);
@@ -106,13 +93,11 @@ int hip_sync_setup(weft_queue_t *q, char *why, size_t why_len)
     }
     q->words = static_cast<uint32_t *>(host);
     q->dev_words = static_cast<uint32_t *>(dev);
-    for (int i = 0; i < HIP_WORDS; ++i)
-        hip_word(q, i).store(0, std::memory_order_release);
+    for (int i = 0; i < HIP_WORDS; ++i) hip_word(q, i).store(0, std::memory_order_release);
     // ROCm waits on ordinary memory with a polling kernel, unless GPU_STREAMOPS_CP_WAIT=1
     // restricts waits to HSA signal memory: find out now with a wait that is already
     // satisfied (released >= 0), rather than fail at the first append_wait.
-    err = hipStreamWaitValue32(q->stream, q->dev_words + HIP_WORD_RELEASED, 0,
-                               hipStreamWaitValueGte, 0xFFFFFFFFu);
+    err = hipStreamWaitValue32(q->stream, q->dev_words + HIP_WORD_RELEASED, 0, hipStreamWaitValueGte, 0xFFFFFFFFu);
     if (err != hipSuccess) {
         static_cast<void>(hipGetLastError());
         hip_error_text(err, text, sizeof(text));
@@ -130,8 +115,7 @@ int hip_sync_setup(weft_queue_t *q, char *why, size_t why_len)
 // stream and that no callback can still touch the queue once it is freed.  False: the
 // stream could not be synchronized (destroyed by the application?), so the stream may still
 // use the queue's memory, which must then be kept.
-bool hip_sync_teardown(weft_queue_t *q)
-{
+bool hip_sync_teardown(weft_queue_t *q) {
     if (q->sync == WEFT_QUEUE_SYNC_MEMOPS) {
         // All ones satisfies every >= wait: a wait the core never released cannot keep
         // reading the words after they are freed.
@@ -140,8 +124,7 @@ bool hip_sync_teardown(weft_queue_t *q)
         try {
             std::lock_guard<std::mutex> hold(q->lock);
             q->closing = true;
-        } catch (...) {
-        }
+        } catch (...) {}
         q->cond.notify_all();
     }
     hipError_t err = hipStreamSynchronize(q->stream);
@@ -151,8 +134,7 @@ bool hip_sync_teardown(weft_queue_t *q)
         return false;
     }
     // A callback may have published its value and not yet returned.
-    while (q->callbacks_pending.load(std::memory_order_acquire) != 0)
-        std::this_thread::yield();
+    while (q->callbacks_pending.load(std::memory_order_acquire) != 0) std::this_thread::yield();
     if (q->words) {
         static_cast<void>(hipHostFree(q->words));
         q->words = q->dev_words = nullptr;
@@ -160,63 +142,46 @@ bool hip_sync_teardown(weft_queue_t *q)
     return true;
 }
 
-int hip_queue_append_signal(weft_queue_t *q, uint32_t value)
-{
-    if (!q)
-        return WEFT_PLUGIN_ERR_INVALID;
+int hip_queue_append_signal(weft_queue_t *q, uint32_t value) {
+    if (!q) return WEFT_PLUGIN_ERR_INVALID;
     hip_device_guard guard(q->device);
-    if (guard.status() != hipSuccess)
-        return hip_call_failed(q, "append_signal: hipSetDevice", guard.status());
+    if (guard.status() != hipSuccess) return hip_call_failed(q, "append_signal: hipSetDevice", guard.status());
     if (q->sync == WEFT_QUEUE_SYNC_HOSTFN)
-        return hip_callback_append(q, hip_signal_callback, value,
-                                   "append_signal: hipStreamAddCallback");
+        return hip_callback_append(q, hip_signal_callback, value, "append_signal: hipStreamAddCallback");
     hipError_t err = hipStreamWriteValue32(q->stream, q->dev_words + HIP_WORD_REACHED, value, 0);
-    return err == hipSuccess ? WEFT_PLUGIN_OK
-                             : hip_call_failed(q, "append_signal: hipStreamWriteValue32", err);
+    return err == hipSuccess ? WEFT_PLUGIN_OK : hip_call_failed(q, "append_signal: hipStreamWriteValue32", err);
 }
 
-int hip_queue_append_wait(weft_queue_t *q, uint32_t value)
-{
-    if (!q)
-        return WEFT_PLUGIN_ERR_INVALID;
+int hip_queue_append_wait(weft_queue_t *q, uint32_t value) {
+    if (!q) return WEFT_PLUGIN_ERR_INVALID;
     hip_device_guard guard(q->device);
-    if (guard.status() != hipSuccess)
-        return hip_call_failed(q, "append_wait: hipSetDevice", guard.status());
+    if (guard.status() != hipSuccess) return hip_call_failed(q, "append_wait: hipSetDevice", guard.status());
     if (q->sync == WEFT_QUEUE_SYNC_HOSTFN)
-        return hip_callback_append(q, hip_wait_callback, value,
-                                   "append_wait: hipStreamAddCallback");
+        return hip_callback_append(q, hip_wait_callback, value, "append_wait: hipStreamAddCallback");
     // hipStreamWaitValueGte is a plain unsigned *ptr >= value, not CUDA's cyclic compare:
     // released only grows (see hip_queue_release), which is right while the core's serial
     // numbers, starting at 1, have not wrapped, that is for the first 2^32 - 1 points of a
     // queue.  Past that a wait for a large value would see a small released word and stall.
-    hipError_t err = hipStreamWaitValue32(q->stream, q->dev_words + HIP_WORD_RELEASED, value,
-                                          hipStreamWaitValueGte, 0xFFFFFFFFu);
-    return err == hipSuccess ? WEFT_PLUGIN_OK
-                             : hip_call_failed(q, "append_wait: hipStreamWaitValue32", err);
+    hipError_t err =
+        hipStreamWaitValue32(q->stream, q->dev_words + HIP_WORD_RELEASED, value, hipStreamWaitValueGte, 0xFFFFFFFFu);
+    return err == hipSuccess ? WEFT_PLUGIN_OK : hip_call_failed(q, "append_wait: hipStreamWaitValue32", err);
 }
 
-uint32_t hip_queue_reached(weft_queue_t *q)
-{
-    if (!q)
-        return 0;
-    if (q->sync == WEFT_QUEUE_SYNC_HOSTFN)
-        return q->hostfn_reached.load(std::memory_order_acquire);
+uint32_t hip_queue_reached(weft_queue_t *q) {
+    if (!q) return 0;
+    if (q->sync == WEFT_QUEUE_SYNC_HOSTFN) return q->hostfn_reached.load(std::memory_order_acquire);
     return hip_word(q, HIP_WORD_REACHED).load(std::memory_order_acquire);
 }
 
-int hip_queue_release(weft_queue_t *q, uint32_t value)
-{
-    if (!q)
-        return WEFT_PLUGIN_ERR_INVALID;
+int hip_queue_release(weft_queue_t *q, uint32_t value) {
+    if (!q) return WEFT_PLUGIN_ERR_INVALID;
     if (q->sync == WEFT_QUEUE_SYNC_MEMOPS) {
         // Store only newer values (serial order), so the word the stream compares with an
         // unsigned >= never goes back.  Release: data the host wrote before is visible first.
         auto word = hip_word(q, HIP_WORD_RELEASED);
         uint32_t current = word.load(std::memory_order_relaxed);
         while (static_cast<int32_t>(value - current) > 0 &&
-               !word.compare_exchange_weak(current, value, std::memory_order_release,
-                                           std::memory_order_relaxed)) {
-        }
+               !word.compare_exchange_weak(current, value, std::memory_order_release, std::memory_order_relaxed)) {}
         return WEFT_PLUGIN_OK;
     }
     bool newer = false;
@@ -230,7 +195,6 @@ int hip_queue_release(weft_queue_t *q, uint32_t value)
     } catch (...) {
         return WEFT_PLUGIN_ERR_OTHER;
     }
-    if (newer)
-        q->cond.notify_all();
+    if (newer) q->cond.notify_all();
     return WEFT_PLUGIN_OK;
 }

@@ -17,73 +17,60 @@ constexpr int OFI_SEND_RETRIES = 1;
  * fi_trecvmsg, so this only bounds a provider that answers late. */
 constexpr auto OFI_PEEK_TIMEOUT = std::chrono::milliseconds(100);
 
-} // namespace
+}  // namespace
 
 namespace {
 
 /* Posts one send: 0 when posted (inject: already complete, *injected = 1), -FI_EAGAIN
  * when libfabric has no room, another -FI_E* on failure. */
-inline ssize_t ofi_send_post(weft_fabric_ep *ep, ofi_op *op, int *injected)
-{
+inline ssize_t ofi_send_post(weft_fabric_ep *ep, ofi_op *op, int *injected) {
     if (op->length <= ep->fabric->inject_size) {
         /* The buffer is free again when fi_tinject returns and no CQ entry follows. */
         *injected = 1;
         return fi_tinject(ep->ep, op->buf, op->length, op->peer->addr, op->tag);
     }
     *injected = 0;
-    return fi_tsend(ep->ep, op->buf, op->length, nullptr, op->peer->addr, op->tag,
-                    &op->fictx);
+    return fi_tsend(ep->ep, op->buf, op->length, nullptr, op->peer->addr, op->tag, &op->fictx);
 }
 
-} // namespace
+}  // namespace
 
-void ofi_backlog_flush(weft_fabric_ep *ep)
-{
+void ofi_backlog_flush(weft_fabric_ep *ep) {
     while (weft_kit_link_t *first = ep->backlog.first) {
         ofi_op *op = ofi_op_of(first);
         int injected;
         ssize_t ret = ofi_send_post(ep, op, &injected);
-        if (ret == -FI_EAGAIN)
-            return; /* the rest waits, in order */
+        if (ret == -FI_EAGAIN) return; /* the rest waits, in order */
         weft_kit_queue_pop(&ep->backlog);
         if (ret == 0 && !injected)
             ofi_pending_add(ep, op); /* the CQ entry finishes it */
         else
-            ofi_finish(ep, op, ret == 0 ? WEFT_PLUGIN_OK : ofi_errno_to_plugin((int)ret), op->tag,
-                       op->length);
+            ofi_finish(ep, op, ret == 0 ? WEFT_PLUGIN_OK : ofi_errno_to_plugin((int)ret), op->tag, op->length);
     }
 }
 
-int ofi_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf,
-                     size_t len, uint64_t tag)
-{
-    if (!ep || !peer)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ofi_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag) {
+    if (!ep || !peer) return WEFT_PLUGIN_ERR_INVALID;
     if (len > ep->fabric->inject_size) /* only an inject is finished when the call returns */
         return WEFT_PLUGIN_ERR_AGAIN;
     WEFT_KIT_EP_GUARD(g, &ep->lock);
-    if (__builtin_expect(peer->failed, 0))
-        return WEFT_PLUGIN_ERR_PEER_FAILED;
+    if (__builtin_expect(peer->failed, 0)) return WEFT_PLUGIN_ERR_PEER_FAILED;
     /* Sends keep their order: this one waits behind the backlog. */
-    if (!weft_kit_queue_empty(&ep->backlog))
-        return WEFT_PLUGIN_ERR_AGAIN;
+    if (!weft_kit_queue_empty(&ep->backlog)) return WEFT_PLUGIN_ERR_AGAIN;
     ssize_t ret = fi_tinject(ep->ep, buf, len, peer->addr, tag);
-    if (__builtin_expect(ret == 0, 1))
-        return WEFT_PLUGIN_OK;
+    if (__builtin_expect(ret == 0, 1)) return WEFT_PLUGIN_OK;
     return ret == -FI_EAGAIN ? WEFT_PLUGIN_ERR_AGAIN : ofi_errno_to_plugin(static_cast<int>(ret));
 }
 
-int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
-                 uint64_t tag, void *context)
-{
+int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
+                 void *context) {
     int injected = 0;
     {
         WEFT_KIT_EP_GUARD(g, &ep->lock);
         if (__builtin_expect(peer->failed, 0)) /* ep_peer_failed */
             return WEFT_PLUGIN_ERR_PEER_FAILED;
         ofi_op *op = ofi_op_get(ep);
-        if (!op)
-            return WEFT_PLUGIN_ERR_NOMEM;
+        if (!op) return WEFT_PLUGIN_ERR_NOMEM;
         op->context = context;
         op->peer = peer;
         op->buf = buf;
@@ -95,8 +82,7 @@ int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
         if (__builtin_expect(weft_kit_queue_empty(&ep->backlog), 1)) {
             for (int i = 0;; ++i) {
                 ret = ofi_send_post(ep, op, &injected);
-                if (__builtin_expect(ret != -FI_EAGAIN, 1) || i == OFI_SEND_RETRIES)
-                    break;
+                if (__builtin_expect(ret != -FI_EAGAIN, 1) || i == OFI_SEND_RETRIES) break;
                 ofi_cq_drain(ep, 256);
             }
         }
@@ -127,13 +113,10 @@ int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
     return WEFT_PLUGIN_OK;
 }
 
-int ofi_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
-                 void *context)
-{
+int ofi_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context) {
     WEFT_KIT_EP_GUARD(g, &ep->lock);
     ofi_op *op = ofi_op_get(ep);
-    if (!op)
-        return WEFT_PLUGIN_ERR_NOMEM;
+    if (!op) return WEFT_PLUGIN_ERR_NOMEM;
     op->context = context;
     op->peer = nullptr;
     op->tag = tag;
@@ -143,8 +126,7 @@ int ofi_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
     for (int i = 0;; ++i) {
         /* libfabric's ignore bits mean what ours mean: (tag | ignore) == (msg | ignore). */
         ret = fi_trecv(ep->ep, buf, len, nullptr, FI_ADDR_UNSPEC, tag, ignore, &op->fictx);
-        if (__builtin_expect(ret != -FI_EAGAIN, 1) || i == OFI_POST_RETRIES)
-            break;
+        if (__builtin_expect(ret != -FI_EAGAIN, 1) || i == OFI_POST_RETRIES) break;
         ofi_cq_drain(ep, 256);
     }
     if (__builtin_expect(ret == 0, 1)) {
@@ -155,11 +137,8 @@ int ofi_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
     return ofi_errno_to_plugin(static_cast<int>(ret));
 }
 
-int ofi_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found,
-                  uint64_t *msg_tag, size_t *msg_len)
-{
-    if (!ep || !found)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ofi_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag, size_t *msg_len) {
+    if (!ep || !found) return WEFT_PLUGIN_ERR_INVALID;
     *found = 0;
     WEFT_KIT_EP_GUARD(g, &ep->lock);
     auto deadline = std::chrono::steady_clock::now() + OFI_PEEK_TIMEOUT;
@@ -168,7 +147,7 @@ int ofi_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *foun
         if (ofi_cq_drain(ep, 256) < 0 || std::chrono::steady_clock::now() > deadline)
             return WEFT_PLUGIN_OK; /* nothing found (yet); the core probes again */
     }
-    struct fi_msg_tagged msg{};
+    struct fi_msg_tagged msg {};
     msg.msg_iov = nullptr;
     msg.iov_count = 0;
     msg.addr = FI_ADDR_UNSPEC;
@@ -178,38 +157,31 @@ int ofi_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *foun
     ssize_t ret;
     for (int i = 0;; ++i) {
         ret = fi_trecvmsg(ep->ep, &msg, FI_PEEK);
-        if (ret != -FI_EAGAIN || i == OFI_POST_RETRIES)
-            break;
+        if (ret != -FI_EAGAIN || i == OFI_POST_RETRIES) break;
         ofi_cq_drain(ep, 256);
     }
     if (ret != 0) {
         if (ret != -FI_EAGAIN)
-            ofi_log(ep->fabric, WEFT_LOG_WARN, "fi_trecvmsg(FI_PEEK): %s",
-                    fi_strerror(static_cast<int>(-ret)));
+            ofi_log(ep->fabric, WEFT_LOG_WARN, "fi_trecvmsg(FI_PEEK): %s", fi_strerror(static_cast<int>(-ret)));
         return ofi_errno_to_plugin(static_cast<int>(ret));
     }
     /* The answer (found, or FI_ENOMSG) comes as a CQ entry; other entries read on the way
      * wait on the done list for the next ep_progress. */
     ep->peek_busy = 1;
     while (ep->peek_busy) {
-        if (ofi_cq_drain(ep, 256) < 0 || std::chrono::steady_clock::now() > deadline)
-            return WEFT_PLUGIN_OK;
+        if (ofi_cq_drain(ep, 256) < 0 || std::chrono::steady_clock::now() > deadline) return WEFT_PLUGIN_OK;
     }
     if (ep->peek.status == WEFT_PLUGIN_OK) {
         *found = 1;
-        if (msg_tag)
-            *msg_tag = ep->peek.tag;
-        if (msg_len)
-            *msg_len = ep->peek.length;
+        if (msg_tag) *msg_tag = ep->peek.tag;
+        if (msg_len) *msg_len = ep->peek.length;
         return WEFT_PLUGIN_OK;
     }
     return ep->peek.status == WEFT_PLUGIN_ERR_NOT_FOUND ? WEFT_PLUGIN_OK : ep->peek.status;
 }
 
-int ofi_tag_cancel(weft_fabric_ep_t *ep, void *context)
-{
-    if (!ep)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ofi_tag_cancel(weft_fabric_ep_t *ep, void *context) {
+    if (!ep) return WEFT_PLUGIN_ERR_INVALID;
     WEFT_KIT_EP_GUARD(g, &ep->lock);
     WEFT_KIT_LIST_FOREACH(it, &ep->pending) {
         ofi_op *op = ofi_op_of(it);
@@ -218,14 +190,12 @@ int ofi_tag_cancel(weft_fabric_ep_t *ep, void *context)
              * receive already matched is not canceled and completes normally. */
             ssize_t ret = fi_cancel(&ep->ep->fid, &op->fictx);
             if (ret != 0 && ret != -FI_ENOENT)
-                ofi_log(ep->fabric, WEFT_LOG_WARN, "fi_cancel: %s",
-                        fi_strerror(static_cast<int>(-ret)));
+                ofi_log(ep->fabric, WEFT_LOG_WARN, "fi_cancel: %s", fi_strerror(static_cast<int>(-ret)));
             return WEFT_PLUGIN_OK;
         }
     }
     /* Finished but not yet delivered: its completion (OK) still comes. */
     for (weft_kit_link_t *l = ep->done.first; l; l = l->next)
-        if (ofi_op_of(l)->context == context)
-            return WEFT_PLUGIN_OK;
+        if (ofi_op_of(l)->context == context) return WEFT_PLUGIN_OK;
     return WEFT_PLUGIN_ERR_NOT_FOUND;
 }

@@ -54,14 +54,14 @@ struct weft_queue {
     weft_queue_runtime *rt;
     sycl_queue_mode mode;
     ze_context_handle_t context;
-    ze_device_handle_t device;       /* command-queue mode only; nullptr otherwise */
-    ze_command_list_handle_t list;   /* immediate mode: the user's list */
-    ze_command_queue_handle_t cq;    /* command-queue mode: the user's queue */
-    uint32_t ordinal;                /* command-queue mode: the queue's group ordinal */
+    ze_device_handle_t device;     /* command-queue mode only; nullptr otherwise */
+    ze_command_list_handle_t list; /* immediate mode: the user's list */
+    ze_command_queue_handle_t cq;  /* command-queue mode: the user's queue */
+    uint32_t ordinal;              /* command-queue mode: the queue's group ordinal */
 
     /* Touched only by the appending thread (and detach): own lists and event pools. */
     std::vector<sycl_own_list> lists_free;
-    std::deque<sycl_own_list> lists_busy;  /* in execution order */
+    std::deque<sycl_own_list> lists_busy; /* in execution order */
     std::vector<ze_event_pool_handle_t> pools;
     std::vector<ze_event_handle_t> events_all;
 
@@ -69,27 +69,25 @@ struct weft_queue {
      * lock, held only around non-blocking calls (event query/reset/host-signal). */
     std::mutex lock;
     std::vector<ze_event_handle_t> events_free;
-    std::deque<sycl_point> signals;          /* appended signals, in order */
-    std::vector<sycl_point> waits;           /* appended waits not yet released */
-    std::vector<sycl_point> waits_released;  /* host-signalled; recycled once passed */
-    uint32_t reached_value;                /* last signal executed, 0 before the first */
-    uint32_t released_value;               /* largest value given to release() */
-    bool released_valid;                   /* released_value applies to new waits */
-    bool failed_logged;                    /* an event query failed: logged once */
+    std::deque<sycl_point> signals;         /* appended signals, in order */
+    std::vector<sycl_point> waits;          /* appended waits not yet released */
+    std::vector<sycl_point> waits_released; /* host-signalled; recycled once passed */
+    uint32_t reached_value;                 /* last signal executed, 0 before the first */
+    uint32_t released_value;                /* largest value given to release() */
+    bool released_valid;                    /* released_value applies to new waits */
+    bool failed_logged;                     /* an event query failed: logged once */
 };
 
 /* sycl_plugin.cpp */
 const char *sycl_result_name(ze_result_t r);
 /* Messages to Weft's log and failure reasons, through plugin.h's helpers. */
-#define sycl_log(rt, level, ...) \
-    weft_plugin_logf((rt) ? (rt)->host : nullptr, (level), SYCL_PLUGIN_NAME, __VA_ARGS__)
-#define sycl_why(why, why_len, ...) \
-    static_cast<void>(weft_plugin_whyf((why), (why_len), WEFT_PLUGIN_OK, __VA_ARGS__))
+#define sycl_log(rt, level, ...) weft_plugin_logf((rt) ? (rt)->host : nullptr, (level), SYCL_PLUGIN_NAME, __VA_ARGS__)
+#define sycl_why(why, why_len, ...) static_cast<void>(weft_plugin_whyf((why), (why_len), WEFT_PLUGIN_OK, __VA_ARGS__))
 int sycl_result_to_plugin(ze_result_t r);
 
 /* sycl_queue.cpp */
-int sycl_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,
-                      weft_queue_t **q, int *sync_used, char *why, size_t why_len);
+int sycl_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args, weft_queue_t **q, int *sync_used,
+                      char *why, size_t why_len);
 int sycl_queue_detach(weft_queue_t *q);
 int sycl_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size);
 int sycl_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size);

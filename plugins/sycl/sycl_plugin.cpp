@@ -11,16 +11,12 @@ namespace {
  * headers cannot ask the loader for its own version). */
 char sycl_version_text[64] = "1.0 (Level Zero)";
 
-__attribute__((constructor)) void sycl_version_fill()
-{
+__attribute__((constructor)) void sycl_version_fill() {
     snprintf(sycl_version_text, sizeof(sycl_version_text), "1.0 (Level Zero loader API %u.%u)",
-             (unsigned)ZE_MAJOR_VERSION(ZE_API_VERSION_CURRENT),
-             (unsigned)ZE_MINOR_VERSION(ZE_API_VERSION_CURRENT));
+             (unsigned)ZE_MAJOR_VERSION(ZE_API_VERSION_CURRENT), (unsigned)ZE_MINOR_VERSION(ZE_API_VERSION_CURRENT));
 }
 
-int sycl_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, char *why,
-                      size_t why_len)
-{
+int sycl_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, char *why, size_t why_len) {
     if (!rt) {
         sycl_why(why, why_len, "init: rt is NULL");
         return WEFT_PLUGIN_ERR_INVALID;
@@ -28,16 +24,15 @@ int sycl_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt,
     *rt = nullptr;
     ze_result_t r = zeInit(ZE_INIT_FLAG_GPU_ONLY);
     if (r != ZE_RESULT_SUCCESS) {
-        sycl_why(why, why_len, "no Level Zero GPU driver: zeInit: %s (0x%x)",
-                 sycl_result_name(r), (unsigned)r);
+        sycl_why(why, why_len, "no Level Zero GPU driver: zeInit: %s (0x%x)", sycl_result_name(r), (unsigned)r);
         return WEFT_PLUGIN_ERR_NO_DEVICE;
     }
     uint32_t drivers = 0;
     r = zeDriverGet(&drivers, nullptr);
     if (r != ZE_RESULT_SUCCESS || drivers == 0) {
         if (r != ZE_RESULT_SUCCESS)
-            sycl_why(why, why_len, "no Level Zero GPU driver: zeDriverGet: %s (0x%x)",
-                     sycl_result_name(r), (unsigned)r);
+            sycl_why(why, why_len, "no Level Zero GPU driver: zeDriverGet: %s (0x%x)", sycl_result_name(r),
+                     (unsigned)r);
         else
             sycl_why(why, why_len, "no Level Zero GPU driver: zeDriverGet found none");
         return WEFT_PLUGIN_ERR_NO_DEVICE;
@@ -58,8 +53,7 @@ int sycl_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt,
         }
     }
     if (devices == 0) {
-        sycl_why(why, why_len, "no Level Zero GPU device: %u driver(s) report none",
-                 (unsigned)drivers);
+        sycl_why(why, why_len, "no Level Zero GPU device: %u driver(s) report none", (unsigned)drivers);
         return WEFT_PLUGIN_ERR_NO_DEVICE;
     }
     auto *runtime = new (std::nothrow) weft_queue_runtime;
@@ -72,8 +66,7 @@ int sycl_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt,
     return WEFT_PLUGIN_OK;
 }
 
-int sycl_runtime_finalize(weft_queue_runtime_t *rt)
-{
+int sycl_runtime_finalize(weft_queue_runtime_t *rt) {
     if (!rt) return WEFT_PLUGIN_ERR_INVALID;
     /* Level Zero has no zeFini: the driver stays loaded until the process exits. */
     sycl_created_release(rt);
@@ -84,8 +77,7 @@ int sycl_runtime_finalize(weft_queue_runtime_t *rt)
 /* "sycl::queue" is the Level Zero native handle of an in-order SYCL queue; with current
  * oneAPI (immediate command lists, the default) that is a ze_command_list_handle_t of an
  * immediate list, and it is treated exactly as one. */
-const char *const sycl_types[] = {"ze_command_list_handle_t", "ze_command_queue_handle_t",
-                                  "sycl::queue", nullptr};
+const char *const sycl_types[] = {"ze_command_list_handle_t", "ze_command_queue_handle_t", "sycl::queue", nullptr};
 
 const weft_queue_ops_v1_t sycl_ops = {
     .types = sycl_types,
@@ -105,68 +97,68 @@ const weft_queue_ops_v1_t sycl_ops = {
     .queue_destroy = sycl_queue_destroy,
 };
 
-} // namespace
+}  // namespace
 
-const char *sycl_result_name(ze_result_t r)
-{
+const char *sycl_result_name(ze_result_t r) {
     switch (r) {
-    case ZE_RESULT_SUCCESS: return "ZE_RESULT_SUCCESS";
-    case ZE_RESULT_NOT_READY: return "ZE_RESULT_NOT_READY";
-    case ZE_RESULT_ERROR_DEVICE_LOST: return "ZE_RESULT_ERROR_DEVICE_LOST";
-    case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY: return "ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY";
-    case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY";
-    case ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET: return "ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET";
-    case ZE_RESULT_ERROR_DEVICE_IN_LOW_POWER_STATE:
-        return "ZE_RESULT_ERROR_DEVICE_IN_LOW_POWER_STATE";
-    case ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS: return "ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS";
-    case ZE_RESULT_ERROR_NOT_AVAILABLE: return "ZE_RESULT_ERROR_NOT_AVAILABLE";
-    case ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE: return "ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE";
-    case ZE_RESULT_ERROR_UNINITIALIZED: return "ZE_RESULT_ERROR_UNINITIALIZED";
-    case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return "ZE_RESULT_ERROR_UNSUPPORTED_VERSION";
-    case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE: return "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE";
-    case ZE_RESULT_ERROR_INVALID_ARGUMENT: return "ZE_RESULT_ERROR_INVALID_ARGUMENT";
-    case ZE_RESULT_ERROR_INVALID_NULL_HANDLE: return "ZE_RESULT_ERROR_INVALID_NULL_HANDLE";
-    case ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE: return "ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE";
-    case ZE_RESULT_ERROR_INVALID_NULL_POINTER: return "ZE_RESULT_ERROR_INVALID_NULL_POINTER";
-    case ZE_RESULT_ERROR_INVALID_SIZE: return "ZE_RESULT_ERROR_INVALID_SIZE";
-    case ZE_RESULT_ERROR_UNSUPPORTED_SIZE: return "ZE_RESULT_ERROR_UNSUPPORTED_SIZE";
-    case ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT: return "ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT";
-    case ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT:
-        return "ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT";
-    case ZE_RESULT_ERROR_INVALID_ENUMERATION: return "ZE_RESULT_ERROR_INVALID_ENUMERATION";
-    case ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION: return "ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION";
-    case ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE:
-        return "ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE";
-    case ZE_RESULT_ERROR_OVERLAPPING_REGIONS: return "ZE_RESULT_ERROR_OVERLAPPING_REGIONS";
-    case ZE_RESULT_ERROR_UNKNOWN: return "ZE_RESULT_ERROR_UNKNOWN";
-    default: return "ZE_RESULT_(other)";
+        case ZE_RESULT_SUCCESS: return "ZE_RESULT_SUCCESS";
+        case ZE_RESULT_NOT_READY: return "ZE_RESULT_NOT_READY";
+        case ZE_RESULT_ERROR_DEVICE_LOST: return "ZE_RESULT_ERROR_DEVICE_LOST";
+        case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY: return "ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY";
+        case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY";
+        case ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET: return "ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET";
+        case ZE_RESULT_ERROR_DEVICE_IN_LOW_POWER_STATE: return "ZE_RESULT_ERROR_DEVICE_IN_LOW_POWER_STATE";
+        case ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS: return "ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS";
+        case ZE_RESULT_ERROR_NOT_AVAILABLE: return "ZE_RESULT_ERROR_NOT_AVAILABLE";
+        case ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE: return "ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE";
+        case ZE_RESULT_ERROR_UNINITIALIZED: return "ZE_RESULT_ERROR_UNINITIALIZED";
+        case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return "ZE_RESULT_ERROR_UNSUPPORTED_VERSION";
+        case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE: return "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE";
+        case ZE_RESULT_ERROR_INVALID_ARGUMENT: return "ZE_RESULT_ERROR_INVALID_ARGUMENT";
+        case ZE_RESULT_ERROR_INVALID_NULL_HANDLE: return "ZE_RESULT_ERROR_INVALID_NULL_HANDLE";
+        case ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE: return "ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE";
+        case ZE_RESULT_ERROR_INVALID_NULL_POINTER: return "ZE_RESULT_ERROR_INVALID_NULL_POINTER";
+        case ZE_RESULT_ERROR_INVALID_SIZE: return "ZE_RESULT_ERROR_INVALID_SIZE";
+        case ZE_RESULT_ERROR_UNSUPPORTED_SIZE: return "ZE_RESULT_ERROR_UNSUPPORTED_SIZE";
+        case ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT: return "ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT";
+        case ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT: return "ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT";
+        case ZE_RESULT_ERROR_INVALID_ENUMERATION: return "ZE_RESULT_ERROR_INVALID_ENUMERATION";
+        case ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION: return "ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION";
+        case ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE: return "ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE";
+        case ZE_RESULT_ERROR_OVERLAPPING_REGIONS: return "ZE_RESULT_ERROR_OVERLAPPING_REGIONS";
+        case ZE_RESULT_ERROR_UNKNOWN: return "ZE_RESULT_ERROR_UNKNOWN";
+        default: return "ZE_RESULT_(other)";
     }
 }
 
-int sycl_result_to_plugin(ze_result_t r)
-{
+int sycl_result_to_plugin(ze_result_t r) {
     switch (r) {
-    case ZE_RESULT_SUCCESS: return WEFT_PLUGIN_OK;
-    case ZE_RESULT_NOT_READY: return WEFT_PLUGIN_ERR_AGAIN;
-    case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:
-    case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return WEFT_PLUGIN_ERR_NOMEM;
-    case ZE_RESULT_ERROR_INVALID_ARGUMENT:
-    case ZE_RESULT_ERROR_INVALID_NULL_HANDLE:
-    case ZE_RESULT_ERROR_INVALID_NULL_POINTER:
-    case ZE_RESULT_ERROR_INVALID_SIZE:
-    case ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT:
-    case ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE:
-    case ZE_RESULT_ERROR_OVERLAPPING_REGIONS: return WEFT_PLUGIN_ERR_INVALID;
-    case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE:
-    case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return WEFT_PLUGIN_ERR_UNSUPPORTED;
-    default: return WEFT_PLUGIN_ERR_OTHER;
+        case ZE_RESULT_SUCCESS: return WEFT_PLUGIN_OK;
+        case ZE_RESULT_NOT_READY: return WEFT_PLUGIN_ERR_AGAIN;
+        case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:
+        case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return WEFT_PLUGIN_ERR_NOMEM;
+        case ZE_RESULT_ERROR_INVALID_ARGUMENT:
+        case ZE_RESULT_ERROR_INVALID_NULL_HANDLE:
+        case ZE_RESULT_ERROR_INVALID_NULL_POINTER:
+        case ZE_RESULT_ERROR_INVALID_SIZE:
+        case ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT:
+        case ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE:
+        case ZE_RESULT_ERROR_OVERLAPPING_REGIONS: return WEFT_PLUGIN_ERR_INVALID;
+        case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE:
+        case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return WEFT_PLUGIN_ERR_UNSUPPORTED;
+        default: return WEFT_PLUGIN_ERR_OTHER;
     }
 }
 
 extern "C" {
 __attribute__((visibility("default"))) extern const weft_plugin_v1_t weft_plugin_v1;
 const weft_plugin_v1_t weft_plugin_v1 = {
-    WEFT_PLUGIN_ABI_MAJOR, WEFT_PLUGIN_ABI_MINOR, WEFT_PLUGIN_KIND_QUEUE, SYCL_PLUGIN_NAME,
-    sycl_version_text,     0,                     &sycl_ops,
+    WEFT_PLUGIN_ABI_MAJOR,
+    WEFT_PLUGIN_ABI_MINOR,
+    WEFT_PLUGIN_KIND_QUEUE,
+    SYCL_PLUGIN_NAME,
+    sycl_version_text,
+    0,
+    &sycl_ops,
 };
 }

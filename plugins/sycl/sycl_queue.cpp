@@ -19,9 +19,8 @@ constexpr uint64_t SYCL_DETACH_WAIT_NS = 1000000000ull;
 
 /* Reads info key `key` (a hex-encoded handle) into *out.  Missing and required: an error that
  * says how to set it. */
-int sycl_attach_read(const weft_queue_attach_args_t *args, const char *key, void *out, size_t size,
-                     bool required, const char *what, char *why, size_t why_len)
-{
+int sycl_attach_read(const weft_queue_attach_args_t *args, const char *key, void *out, size_t size, bool required,
+                     const char *what, char *why, size_t why_len) {
     int rc = args->get_hex(args->get_hex_ctx, key, out, size);
     if (rc == WEFT_PLUGIN_OK) return WEFT_PLUGIN_OK;
     if (rc == WEFT_PLUGIN_ERR_NOT_FOUND && !required) return WEFT_PLUGIN_ERR_NOT_FOUND;
@@ -31,28 +30,30 @@ int sycl_attach_read(const weft_queue_attach_args_t *args, const char *key, void
                  "tell it from the handle; set it with weft_info_set_hex",
                  args->type, key, what, size);
     else
-        sycl_why(why, why_len, "info key \"%s\" must hold the %s as %zu hex-encoded bytes", key,
-                 what, size);
+        sycl_why(why, why_len, "info key \"%s\" must hold the %s as %zu hex-encoded bytes", key, what, size);
     return WEFT_PLUGIN_ERR_INVALID;
 }
 
 /* The device and queue ordinal of a command-queue stream: the device must answer, and the
  * ordinal must be one of its command queue groups (own lists are created with it). */
-int sycl_attach_check_device(ze_device_handle_t dev, uint32_t ordinal, char *why, size_t why_len)
-{
+int sycl_attach_check_device(ze_device_handle_t dev, uint32_t ordinal, char *why, size_t why_len) {
     ze_device_properties_t props{};
     props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
     ze_result_t r = zeDeviceGetProperties(dev, &props);
     if (r != ZE_RESULT_SUCCESS) {
-        sycl_why(why, why_len, "info \"weft_ze_device\" is not a valid device: "
-                 "zeDeviceGetProperties: %s (0x%x)", sycl_result_name(r), (unsigned)r);
+        sycl_why(why, why_len,
+                 "info \"weft_ze_device\" is not a valid device: "
+                 "zeDeviceGetProperties: %s (0x%x)",
+                 sycl_result_name(r), (unsigned)r);
         return WEFT_PLUGIN_ERR_INVALID;
     }
     uint32_t groups = 0;
     r = zeDeviceGetCommandQueueGroupProperties(dev, &groups, nullptr);
     if (r == ZE_RESULT_SUCCESS && ordinal >= groups) {
-        sycl_why(why, why_len, "info \"weft_ze_ordinal\" %u: device %s has %u command queue "
-                 "group(s)", (unsigned)ordinal, props.name, (unsigned)groups);
+        sycl_why(why, why_len,
+                 "info \"weft_ze_ordinal\" %u: device %s has %u command queue "
+                 "group(s)",
+                 (unsigned)ordinal, props.name, (unsigned)groups);
         return WEFT_PLUGIN_ERR_INVALID;
     }
     return WEFT_PLUGIN_OK;
@@ -60,14 +61,12 @@ int sycl_attach_check_device(ze_device_handle_t dev, uint32_t ordinal, char *why
 
 /* Command-queue mode: moves own lists whose fence is signalled back to the free list.  The
  * user's queue runs them in submission order, so the oldest finishes first. */
-void sycl_lists_recycle(weft_queue_t *q)
-{
+void sycl_lists_recycle(weft_queue_t *q) {
     while (!q->lists_busy.empty()) {
         sycl_own_list l = q->lists_busy.front();
         if (zeFenceQueryStatus(l.fence) != ZE_RESULT_SUCCESS) break;
         q->lists_busy.pop_front();
-        if (zeCommandListReset(l.list) != ZE_RESULT_SUCCESS ||
-            zeFenceReset(l.fence) != ZE_RESULT_SUCCESS) {
+        if (zeCommandListReset(l.list) != ZE_RESULT_SUCCESS || zeFenceReset(l.fence) != ZE_RESULT_SUCCESS) {
             zeCommandListDestroy(l.list);  // unusable: drop it
             zeFenceDestroy(l.fence);
             continue;
@@ -76,8 +75,7 @@ void sycl_lists_recycle(weft_queue_t *q)
     }
 }
 
-ze_result_t sycl_lists_take(weft_queue_t *q, sycl_own_list *out)
-{
+ze_result_t sycl_lists_take(weft_queue_t *q, sycl_own_list *out) {
     sycl_lists_recycle(q);
     if (!q->lists_free.empty()) {
         *out = q->lists_free.back();
@@ -108,29 +106,26 @@ ze_result_t sycl_lists_take(weft_queue_t *q, sycl_own_list *out)
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t sycl_command_record(ze_command_list_handle_t list, const sycl_command &cmd)
-{
+ze_result_t sycl_command_record(ze_command_list_handle_t list, const sycl_command &cmd) {
     switch (cmd.kind) {
-    case sycl_command::SIGNAL:
-        /* A barrier rather than zeCommandListAppendSignalEvent: the event is signalled only
+        case sycl_command::SIGNAL:
+            /* A barrier rather than zeCommandListAppendSignalEvent: the event is signalled only
          * once every earlier command (copies into staging) has completed, even on a list that
          * is not strictly in-order. */
-        return zeCommandListAppendBarrier(list, cmd.event, 0, nullptr);
-    case sycl_command::WAIT: {
-        /* A barrier waiting on the event holds back every later command of the list. */
-        ze_event_handle_t ev = cmd.event;
-        return zeCommandListAppendBarrier(list, nullptr, 1, &ev);
-    }
-    case sycl_command::COPY:
-        return zeCommandListAppendMemoryCopy(list, cmd.dst, cmd.src, cmd.bytes, nullptr, 0,
-                                             nullptr);
+            return zeCommandListAppendBarrier(list, cmd.event, 0, nullptr);
+        case sycl_command::WAIT: {
+            /* A barrier waiting on the event holds back every later command of the list. */
+            ze_event_handle_t ev = cmd.event;
+            return zeCommandListAppendBarrier(list, nullptr, 1, &ev);
+        }
+        case sycl_command::COPY:
+            return zeCommandListAppendMemoryCopy(list, cmd.dst, cmd.src, cmd.bytes, nullptr, 0, nullptr);
     }
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
 /* The context of an immediate list made by queue_create: true and *ctx when list is one. */
-bool sycl_created_context(weft_queue_runtime *rt, const void *list, ze_context_handle_t *ctx)
-{
+bool sycl_created_context(weft_queue_runtime *rt, const void *list, ze_context_handle_t *ctx) {
     std::lock_guard<std::mutex> g(rt->created_lock);
     for (ze_command_list_handle_t l : rt->created) {
         if (static_cast<const void *>(l) != list) continue;
@@ -142,8 +137,7 @@ bool sycl_created_context(weft_queue_runtime *rt, const void *list, ze_context_h
 
 /* Caller holds rt->created_lock: the first GPU device, a compute queue group ordinal of it,
  * and a context of the runtime's own on its driver, made once. */
-ze_result_t sycl_own_context(weft_queue_runtime *rt)
-{
+ze_result_t sycl_own_context(weft_queue_runtime *rt) {
     if (rt->context) return ZE_RESULT_SUCCESS;
     uint32_t ndrivers = 0;
     ze_result_t r = zeDriverGet(&ndrivers, nullptr);
@@ -161,8 +155,7 @@ ze_result_t sycl_own_context(weft_queue_runtime *rt)
         for (uint32_t j = 0; j < n && !device; ++j) {
             ze_device_properties_t props{};
             props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
-            if (zeDeviceGetProperties(devices[j], &props) == ZE_RESULT_SUCCESS &&
-                props.type == ZE_DEVICE_TYPE_GPU) {
+            if (zeDeviceGetProperties(devices[j], &props) == ZE_RESULT_SUCCESS && props.type == ZE_DEVICE_TYPE_GPU) {
                 driver = drivers[i];
                 device = devices[j];
             }
@@ -171,12 +164,10 @@ ze_result_t sycl_own_context(weft_queue_runtime *rt)
     if (!device) return ZE_RESULT_ERROR_UNINITIALIZED; /* no GPU: init would have said so */
     /* Group 0 is the compute group on current Intel GPUs; look for one to be sure. */
     uint32_t ordinal = 0, ngroups = 0;
-    if (zeDeviceGetCommandQueueGroupProperties(device, &ngroups, nullptr) == ZE_RESULT_SUCCESS &&
-        ngroups > 0) {
+    if (zeDeviceGetCommandQueueGroupProperties(device, &ngroups, nullptr) == ZE_RESULT_SUCCESS && ngroups > 0) {
         std::vector<ze_command_queue_group_properties_t> groups(ngroups);
         for (auto &g : groups) g.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
-        if (zeDeviceGetCommandQueueGroupProperties(device, &ngroups, groups.data()) ==
-            ZE_RESULT_SUCCESS) {
+        if (zeDeviceGetCommandQueueGroupProperties(device, &ngroups, groups.data()) == ZE_RESULT_SUCCESS) {
             for (uint32_t i = 0; i < ngroups; ++i) {
                 if (groups[i].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE) {
                     ordinal = i;
@@ -200,10 +191,9 @@ ze_result_t sycl_own_context(weft_queue_runtime *rt)
  * the other, as attach requires of an immediate list. */
 constexpr ze_command_queue_flags_t SYCL_IN_ORDER_FLAG_1_7 = 1u << 1;
 
-} // namespace
+}  // namespace
 
-ze_result_t sycl_submit(weft_queue_t *q, const sycl_command &cmd)
-{
+ze_result_t sycl_submit(weft_queue_t *q, const sycl_command &cmd) {
     if (q->mode == SYCL_QUEUE_IMMEDIATE) return sycl_command_record(q->list, cmd);
 
     /* Command-queue mode: one small regular list per command, executed at once.  Order across
@@ -244,12 +234,11 @@ ze_result_t sycl_submit(weft_queue_t *q, const sycl_command &cmd)
  * _ASYNCHRONOUS on one engine, which in practice runs lists serially) or
  * ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS (then every append blocks until it has executed, waits
  * included, until the progress thread releases them). */
-int sycl_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,
-                      weft_queue_t **qp, int *sync_used, char *why, size_t why_len)
-{
+int sycl_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args, weft_queue_t **qp, int *sync_used,
+                      char *why, size_t why_len) {
     if (!rt || !args || !qp || !sync_used ||
-        args->struct_size < offsetof(weft_queue_attach_args_t, get_hex_ctx) + sizeof(void *) ||
-        !args->type || !args->handle || !args->get_hex) {
+        args->struct_size < offsetof(weft_queue_attach_args_t, get_hex_ctx) + sizeof(void *) || !args->type ||
+        !args->handle || !args->get_hex) {
         sycl_why(why, why_len, "attach: missing arguments (type, value or info access)");
         return WEFT_PLUGIN_ERR_INVALID;
     }
@@ -261,13 +250,15 @@ int sycl_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *
     else if (strcmp(args->type, "ze_command_queue_handle_t") == 0)
         mode = SYCL_QUEUE_REGULAR;
     else {
-        sycl_why(why, why_len, "type '%s' is not one of ze_command_list_handle_t, "
-                 "ze_command_queue_handle_t, sycl::queue", args->type);
+        sycl_why(why, why_len,
+                 "type '%s' is not one of ze_command_list_handle_t, "
+                 "ze_command_queue_handle_t, sycl::queue",
+                 args->type);
         return WEFT_PLUGIN_ERR_INVALID;
     }
     if (args->handle_size != sizeof(void *)) {
-        sycl_why(why, why_len, "a '%s' value is a handle of %zu bytes, got %zu bytes", args->type,
-                 sizeof(void *), args->handle_size);
+        sycl_why(why, why_len, "a '%s' value is a handle of %zu bytes, got %zu bytes", args->type, sizeof(void *),
+                 args->handle_size);
         return WEFT_PLUGIN_ERR_INVALID;
     }
     void *handle = nullptr;
@@ -285,37 +276,37 @@ int sycl_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *
         /* A list of queue_create's: its context is the runtime's own, weft_ze_context is
          * optional (and must name that context when given). */
         ze_context_handle_t given = nullptr;
-        rc = sycl_attach_read(args, "weft_ze_context", &given, sizeof(given), false,
-                              "ze_context_handle_t", why, why_len);
+        rc = sycl_attach_read(args, "weft_ze_context", &given, sizeof(given), false, "ze_context_handle_t", why,
+                              why_len);
         if (rc == WEFT_PLUGIN_ERR_NOT_FOUND) {
             rc = WEFT_PLUGIN_OK;
         } else if (rc == WEFT_PLUGIN_OK && given != ctx) {
-            sycl_why(why, why_len, "info \"weft_ze_context\" is not the context of this list "
+            sycl_why(why, why_len,
+                     "info \"weft_ze_context\" is not the context of this list "
                      "(a list of the plugin's own queue_create)");
             rc = WEFT_PLUGIN_ERR_INVALID;
         }
     } else {
-        rc = sycl_attach_read(args, "weft_ze_context", &ctx, sizeof(ctx), true,
-                              "ze_context_handle_t", why, why_len);
+        rc = sycl_attach_read(args, "weft_ze_context", &ctx, sizeof(ctx), true, "ze_context_handle_t", why, why_len);
     }
     if (rc != WEFT_PLUGIN_OK) return rc;
     if (mode == SYCL_QUEUE_REGULAR) {
-        rc = sycl_attach_read(args, "weft_ze_device", &dev, sizeof(dev), true,
-                              "ze_device_handle_t", why, why_len);
+        rc = sycl_attach_read(args, "weft_ze_device", &dev, sizeof(dev), true, "ze_device_handle_t", why, why_len);
         if (rc != WEFT_PLUGIN_OK) return rc;
         rc = sycl_attach_read(args, "weft_ze_ordinal", &ordinal, sizeof(ordinal), false,
                               "command queue group ordinal (uint32_t)", why, why_len);
         if (rc != WEFT_PLUGIN_OK && rc != WEFT_PLUGIN_ERR_NOT_FOUND) return rc;
     }
     if (!ctx || (mode == SYCL_QUEUE_REGULAR && !dev)) {
-        sycl_why(why, why_len, "info \"%s\" is a null handle",
-                 ctx ? "weft_ze_device" : "weft_ze_context");
+        sycl_why(why, why_len, "info \"%s\" is a null handle", ctx ? "weft_ze_device" : "weft_ze_context");
         return WEFT_PLUGIN_ERR_INVALID;
     }
     ze_result_t r = zeContextGetStatus(ctx);
     if (r != ZE_RESULT_SUCCESS) {
-        sycl_why(why, why_len, "info \"weft_ze_context\" is not a usable context: "
-                 "zeContextGetStatus: %s (0x%x)", sycl_result_name(r), (unsigned)r);
+        sycl_why(why, why_len,
+                 "info \"weft_ze_context\" is not a usable context: "
+                 "zeContextGetStatus: %s (0x%x)",
+                 sycl_result_name(r), (unsigned)r);
         return WEFT_PLUGIN_ERR_INVALID;
     }
     if (mode == SYCL_QUEUE_REGULAR) {
@@ -332,8 +323,7 @@ int sycl_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *
     q->mode = mode;
     q->context = ctx;
     q->device = dev;
-    q->list =
-        mode == SYCL_QUEUE_IMMEDIATE ? static_cast<ze_command_list_handle_t>(handle) : nullptr;
+    q->list = mode == SYCL_QUEUE_IMMEDIATE ? static_cast<ze_command_list_handle_t>(handle) : nullptr;
     q->cq = mode == SYCL_QUEUE_REGULAR ? static_cast<ze_command_queue_handle_t>(handle) : nullptr;
     q->ordinal = ordinal;
     q->reached_value = 0;
@@ -345,8 +335,10 @@ int sycl_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *
      * first append. */
     r = sycl_events_grow(q);
     if (r != ZE_RESULT_SUCCESS) {
-        sycl_why(why, why_len, "attach: cannot create a host-visible event pool on the context: "
-                 "zeEventPoolCreate/zeEventCreate: %s (0x%x)", sycl_result_name(r), (unsigned)r);
+        sycl_why(why, why_len,
+                 "attach: cannot create a host-visible event pool on the context: "
+                 "zeEventPoolCreate/zeEventCreate: %s (0x%x)",
+                 sycl_result_name(r), (unsigned)r);
         rc = sycl_result_to_plugin(r);
         sycl_events_destroy(q);
         delete q;
@@ -355,22 +347,25 @@ int sycl_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *
 
     /* Level Zero has no host callbacks: host-signalled events serve both mechanisms. */
     if (args->sync == WEFT_QUEUE_SYNC_HOSTFN)
-        sycl_log(rt, WEFT_LOG_INFO, "hostfn sync requested, but Level Zero has no host callbacks: "
+        sycl_log(rt, WEFT_LOG_INFO,
+                 "hostfn sync requested, but Level Zero has no host callbacks: "
                  "using host-signalled events (memops)");
     *sync_used = WEFT_QUEUE_SYNC_MEMOPS;
     if (mode == SYCL_QUEUE_IMMEDIATE)
-        sycl_log(rt, WEFT_LOG_INFO, "attached %s %p (immediate command list), context %p; sync: "
-                 "host-signalled events", args->type, handle, (void *)ctx);
+        sycl_log(rt, WEFT_LOG_INFO,
+                 "attached %s %p (immediate command list), context %p; sync: "
+                 "host-signalled events",
+                 args->type, handle, (void *)ctx);
     else
-        sycl_log(rt, WEFT_LOG_INFO, "attached ze_command_queue_handle_t %p (own command lists, "
-                 "ordinal %u), context %p, device %p; sync: host-signalled events", handle,
-                 (unsigned)ordinal, (void *)ctx, (void *)dev);
+        sycl_log(rt, WEFT_LOG_INFO,
+                 "attached ze_command_queue_handle_t %p (own command lists, "
+                 "ordinal %u), context %p, device %p; sync: host-signalled events",
+                 handle, (unsigned)ordinal, (void *)ctx, (void *)dev);
     *qp = q;
     return WEFT_PLUGIN_OK;
 }
 
-int sycl_queue_detach(weft_queue_t *q)
-{
+int sycl_queue_detach(weft_queue_t *q) {
     if (!q) return WEFT_PLUGIN_ERR_INVALID;
     /* Own lists: wait (bounded) for their fences.  One that does not finish may still use the
      * events, so then nothing of the queue is destroyed: kept rather than freed under the
@@ -387,7 +382,8 @@ int sycl_queue_detach(weft_queue_t *q)
         zeFenceDestroy(l.fence);
     }
     if (stuck) {
-        sycl_log(q->rt, WEFT_LOG_WARN, "detach: %zu command list(s) of queue %p did not finish; "
+        sycl_log(q->rt, WEFT_LOG_WARN,
+                 "detach: %zu command list(s) of queue %p did not finish; "
                  "their lists and events are kept until the process exits",
                  q->lists_busy.size(), (void *)q->cq);
         return WEFT_PLUGIN_ERR_OTHER;
@@ -404,8 +400,7 @@ int sycl_queue_detach(weft_queue_t *q)
 /* ABI minor 3 (conformance tools; the core never calls these): an immediate, in-order command
  * list on the first GPU device, in a context of the runtime's own; the handle bytes are the
  * ze_command_list_handle_t. */
-int sycl_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size)
-{
+int sycl_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size) {
     if (!rt || !handle || !size) return WEFT_PLUGIN_ERR_INVALID;
     if (*size < sizeof(ze_command_list_handle_t)) {
         *size = sizeof(ze_command_list_handle_t);
@@ -415,10 +410,9 @@ int sycl_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size)
         std::lock_guard<std::mutex> g(rt->created_lock);
         ze_result_t r = sycl_own_context(rt);
         if (r != ZE_RESULT_SUCCESS) {
-            sycl_log(rt, WEFT_LOG_WARN, "queue_create: no context on a GPU device: %s (0x%x)",
-                     sycl_result_name(r), (unsigned)r);
-            return r == ZE_RESULT_ERROR_UNINITIALIZED ? WEFT_PLUGIN_ERR_NO_DEVICE
-                                                      : sycl_result_to_plugin(r);
+            sycl_log(rt, WEFT_LOG_WARN, "queue_create: no context on a GPU device: %s (0x%x)", sycl_result_name(r),
+                     (unsigned)r);
+            return r == ZE_RESULT_ERROR_UNINITIALIZED ? WEFT_PLUGIN_ERR_NO_DEVICE : sycl_result_to_plugin(r);
         }
         rt->created.reserve(rt->created.size() + 1);
         ze_command_queue_desc_t qd{};
@@ -430,20 +424,20 @@ int sycl_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size)
         qd.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL;
         ze_command_list_handle_t list = nullptr;
         r = zeCommandListCreateImmediate(rt->context, rt->device, &qd, &list);
-        if (r == ZE_RESULT_ERROR_INVALID_ENUMERATION ||
-            r == ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION) {
+        if (r == ZE_RESULT_ERROR_INVALID_ENUMERATION || r == ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION) {
             /* A driver older than Level Zero 1.7: no in-order flag.  Its immediate lists keep
              * the order of barriers (points); copies back to back may overlap. */
-            sycl_log(rt, WEFT_LOG_INFO, "queue_create: the driver refuses the in-order flag (%s); "
-                     "creating the immediate list without it", sycl_result_name(r));
+            sycl_log(rt, WEFT_LOG_INFO,
+                     "queue_create: the driver refuses the in-order flag (%s); "
+                     "creating the immediate list without it",
+                     sycl_result_name(r));
             qd.flags = 0;
             r = zeCommandListCreateImmediate(rt->context, rt->device, &qd, &list);
         }
         if (r != ZE_RESULT_SUCCESS) {
-            sycl_log(rt, WEFT_LOG_WARN, "queue_create: zeCommandListCreateImmediate: %s (0x%x)",
-                     sycl_result_name(r), (unsigned)r);
-            return sycl_result_to_plugin(r) == WEFT_PLUGIN_ERR_AGAIN ? WEFT_PLUGIN_ERR_OTHER
-                                                                   : sycl_result_to_plugin(r);
+            sycl_log(rt, WEFT_LOG_WARN, "queue_create: zeCommandListCreateImmediate: %s (0x%x)", sycl_result_name(r),
+                     (unsigned)r);
+            return sycl_result_to_plugin(r) == WEFT_PLUGIN_ERR_AGAIN ? WEFT_PLUGIN_ERR_OTHER : sycl_result_to_plugin(r);
         }
         rt->created.push_back(list); /* reserved: cannot throw */
         memcpy(handle, &list, sizeof(list));
@@ -457,8 +451,7 @@ int sycl_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size)
 /* Waits for everything appended to a list of queue_create (detached first: a barrier that
  * signals an event of its own, waited for on the host) and destroys it.  Other handles are
  * refused, never destroyed. */
-int sycl_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size)
-{
+int sycl_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size) {
     if (!rt || !handle || size != sizeof(ze_command_list_handle_t)) return WEFT_PLUGIN_ERR_INVALID;
     ze_command_list_handle_t list;
     memcpy(&list, handle, sizeof(list));
@@ -505,24 +498,24 @@ int sycl_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size
         r = zeCommandListDestroy(list);
     }
     if (r != ZE_RESULT_SUCCESS) {
-        sycl_log(rt, WEFT_LOG_WARN, "queue_destroy of list %p: %s: %s (0x%x)", (void *)list, call,
-                 sycl_result_name(r), (unsigned)r);
+        sycl_log(rt, WEFT_LOG_WARN, "queue_destroy of list %p: %s: %s (0x%x)", (void *)list, call, sycl_result_name(r),
+                 (unsigned)r);
         try {
             std::lock_guard<std::mutex> g(rt->created_lock);
             rt->created.push_back(list); /* still ours: a later call may try again */
-        } catch (...) {
-        }
+        } catch (...) {}
         int rc = sycl_result_to_plugin(r);
         return rc == WEFT_PLUGIN_ERR_AGAIN ? WEFT_PLUGIN_ERR_OTHER : rc;
     }
     return WEFT_PLUGIN_OK;
 }
 
-void sycl_created_release(weft_queue_runtime_t *rt)
-{
+void sycl_created_release(weft_queue_runtime_t *rt) {
     if (!rt->created.empty()) {
-        sycl_log(rt, WEFT_LOG_WARN, "finalize: %zu command list(s) of queue_create were not "
-                 "destroyed; they and the plugin's context are kept", rt->created.size());
+        sycl_log(rt, WEFT_LOG_WARN,
+                 "finalize: %zu command list(s) of queue_create were not "
+                 "destroyed; they and the plugin's context are kept",
+                 rt->created.size());
         return;
     }
     if (rt->context) zeContextDestroy(rt->context);

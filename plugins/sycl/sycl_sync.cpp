@@ -16,8 +16,7 @@ inline bool sycl_serial_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 
 constexpr uint32_t SYCL_RELEASE_WINDOW = 1u << 30;
 
 /* Takes a free event, growing the pools when there is none. */
-ze_result_t sycl_event_take(weft_queue_t *q, ze_event_handle_t *ev)
-{
+ze_result_t sycl_event_take(weft_queue_t *q, ze_event_handle_t *ev) {
     for (;;) {
         {
             std::lock_guard<std::mutex> g(q->lock);
@@ -37,15 +36,13 @@ void sycl_event_put_locked(weft_queue_t *q, ze_event_handle_t ev) { q->events_fr
 
 /* Caller holds q->lock: the event was never handed to the device (or the device is done with
  * it); it may be signalled, so reset it before reuse. */
-void sycl_event_recycle_locked(weft_queue_t *q, ze_event_handle_t ev)
-{
+void sycl_event_recycle_locked(weft_queue_t *q, ze_event_handle_t ev) {
     if (zeEventHostReset(ev) == ZE_RESULT_SUCCESS) sycl_event_put_locked(q, ev);
     /* else: left out of the free list; destroyed at detach with the rest */
 }
 
 /* Removes the point carrying ev from v (unordered); true when found. */
-bool sycl_points_remove(std::vector<sycl_point> &v, ze_event_handle_t ev)
-{
+bool sycl_points_remove(std::vector<sycl_point> &v, ze_event_handle_t ev) {
     for (size_t i = 0; i < v.size(); ++i) {
         if (v[i].event != ev) continue;
         v[i] = v.back();
@@ -56,25 +53,20 @@ bool sycl_points_remove(std::vector<sycl_point> &v, ze_event_handle_t ev)
 }
 
 /* Caller holds q->lock: forget a release watermark that new points have left far behind. */
-void sycl_release_window_locked(weft_queue_t *q, uint32_t value)
-{
-    if (q->released_valid && value - q->released_value >= SYCL_RELEASE_WINDOW)
-        q->released_valid = false;
+void sycl_release_window_locked(weft_queue_t *q, uint32_t value) {
+    if (q->released_valid && value - q->released_value >= SYCL_RELEASE_WINDOW) q->released_valid = false;
 }
 
-int sycl_append_failed(weft_queue_t *q, const char *what, uint32_t value, ze_result_t r)
-{
+int sycl_append_failed(weft_queue_t *q, const char *what, uint32_t value, ze_result_t r) {
     int rc = sycl_result_to_plugin(r);
     if (rc != WEFT_PLUGIN_ERR_AGAIN)
-        sycl_log(q->rt, WEFT_LOG_ERROR, "%s %u: %s (0x%x)", what, (unsigned)value,
-                 sycl_result_name(r), (unsigned)r);
+        sycl_log(q->rt, WEFT_LOG_ERROR, "%s %u: %s (0x%x)", what, (unsigned)value, sycl_result_name(r), (unsigned)r);
     return rc;
 }
 
-} // namespace
+}  // namespace
 
-ze_result_t sycl_events_grow(weft_queue_t *q)
-{
+ze_result_t sycl_events_grow(weft_queue_t *q) {
     if (q->pools.size() >= SYCL_POOLS_MAX) return ZE_RESULT_NOT_READY;
     try {
         q->pools.reserve(q->pools.size() + 1);
@@ -120,16 +112,14 @@ ze_result_t sycl_events_grow(weft_queue_t *q)
     return ZE_RESULT_SUCCESS;
 }
 
-void sycl_events_destroy(weft_queue_t *q)
-{
+void sycl_events_destroy(weft_queue_t *q) {
     for (ze_event_handle_t ev : q->events_all) zeEventDestroy(ev);
     for (ze_event_pool_handle_t p : q->pools) zeEventPoolDestroy(p);
     q->events_all.clear();
     q->pools.clear();
 }
 
-int sycl_queue_append_signal(weft_queue_t *q, uint32_t value)
-{
+int sycl_queue_append_signal(weft_queue_t *q, uint32_t value) {
     if (!q) return WEFT_PLUGIN_ERR_INVALID;
     ze_event_handle_t ev = nullptr;
     ze_result_t r = sycl_event_take(q, &ev);
@@ -156,8 +146,7 @@ int sycl_queue_append_signal(weft_queue_t *q, uint32_t value)
     return WEFT_PLUGIN_OK;
 }
 
-int sycl_queue_append_wait(weft_queue_t *q, uint32_t value)
-{
+int sycl_queue_append_wait(weft_queue_t *q, uint32_t value) {
     if (!q) return WEFT_PLUGIN_ERR_INVALID;
     {
         /* Released already (release() may run before the wait is appended): nothing to wait
@@ -189,8 +178,7 @@ int sycl_queue_append_wait(weft_queue_t *q, uint32_t value)
     return WEFT_PLUGIN_OK;
 }
 
-uint32_t sycl_queue_reached(weft_queue_t *q)
-{
+uint32_t sycl_queue_reached(weft_queue_t *q) {
     if (!q) return 0;
     std::lock_guard<std::mutex> g(q->lock);
     /* Signals execute in order: stop at the first one not signalled. */
@@ -200,9 +188,10 @@ uint32_t sycl_queue_reached(weft_queue_t *q)
         if (r == ZE_RESULT_NOT_READY) break;
         if (r != ZE_RESULT_SUCCESS) {
             if (!q->failed_logged)
-                sycl_log(q->rt, WEFT_LOG_ERROR, "reached: zeEventQueryStatus of point %u: %s "
-                         "(0x%x); the queue makes no progress", (unsigned)p.value,
-                         sycl_result_name(r), (unsigned)r);
+                sycl_log(q->rt, WEFT_LOG_ERROR,
+                         "reached: zeEventQueryStatus of point %u: %s "
+                         "(0x%x); the queue makes no progress",
+                         (unsigned)p.value, sycl_result_name(r), (unsigned)r);
             q->failed_logged = true;
             break;
         }
@@ -225,8 +214,7 @@ uint32_t sycl_queue_reached(weft_queue_t *q)
     return q->reached_value;
 }
 
-int sycl_queue_release(weft_queue_t *q, uint32_t value)
-{
+int sycl_queue_release(weft_queue_t *q, uint32_t value) {
     if (!q) return WEFT_PLUGIN_ERR_INVALID;
     std::lock_guard<std::mutex> g(q->lock);
     if (!q->released_valid || sycl_serial_ge(value, q->released_value)) {
@@ -242,8 +230,8 @@ int sycl_queue_release(weft_queue_t *q, uint32_t value)
         }
         ze_result_t r = zeEventHostSignal(p.event);
         if (r != ZE_RESULT_SUCCESS) {
-            sycl_log(q->rt, WEFT_LOG_ERROR, "release %u: zeEventHostSignal: %s (0x%x)",
-                     (unsigned)p.value, sycl_result_name(r), (unsigned)r);
+            sycl_log(q->rt, WEFT_LOG_ERROR, "release %u: zeEventHostSignal: %s (0x%x)", (unsigned)p.value,
+                     sycl_result_name(r), (unsigned)r);
             rc = sycl_result_to_plugin(r);
             ++i;
             continue;

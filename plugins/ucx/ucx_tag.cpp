@@ -7,8 +7,7 @@ namespace {
 /* UCX callbacks record the outcome and queue the request for ep_progress to deliver, or, when
  * they run inside ep_progress on a serial endpoint (ep->direct, see ucx_internal.hpp), deliver
  * it themselves: free the UCX request and call complete(). */
-void ucx_send_done(void *request, ucs_status_t status, void *user_data)
-{
+void ucx_send_done(void *request, ucs_status_t status, void *user_data) {
     auto *req = static_cast<ucx_req *>(request);
     auto *ep = static_cast<weft_fabric_ep *>(user_data);
     if (ucs_unlikely(req->orphaned)) {
@@ -23,8 +22,7 @@ void ucx_send_done(void *request, ucs_status_t status, void *user_data)
     weft_fabric_peer *peer = req->peer;
     /* ep_peer_failed force-closed the connection (UCS_ERR_CANCELED): the cause is the
      * peer's death, and that is what the core must see. */
-    if (ucs_unlikely(status != UCS_OK) && peer->failed)
-        req->status = WEFT_PLUGIN_ERR_PEER_FAILED;
+    if (ucs_unlikely(status != UCS_OK) && peer->failed) req->status = WEFT_PLUGIN_ERR_PEER_FAILED;
     ucx_send_unlink(peer, req);
     if (peer->pending_sends == 0 && peer->closed) {
         weft_kit_list_unlink(&peer->link); /* off ep->zombies */
@@ -41,9 +39,7 @@ void ucx_send_done(void *request, ucs_status_t status, void *user_data)
     ucx_done_push(ep, req);
 }
 
-void ucx_recv_done(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
-                   void *user_data)
-{
+void ucx_recv_done(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user_data) {
     auto *req = static_cast<ucx_req *>(request);
     auto *ep = static_cast<weft_fabric_ep *>(user_data);
     weft_fabric_completion_t c;
@@ -69,10 +65,9 @@ void ucx_recv_done(void *request, ucs_status_t status, const ucp_tag_recv_info_t
     ucx_done_push(ep, req);
 }
 
-} // namespace
+}  // namespace
 
-void ucx_tag_params_init(weft_fabric_ep_t *ep)
-{
+void ucx_tag_params_init(weft_fabric_ep_t *ep) {
     ep->send_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     ep->send_param.cb.send = ucx_send_done;
     ep->send_param.user_data = ep;
@@ -93,11 +88,8 @@ namespace {
 
 /* A send UCX did not complete at once: in flight (completes through ucx_send_done), or an
  * error.  Called with the endpoint guarded. */
-int ucx_tag_send_posted(weft_fabric_peer_t *peer, size_t len, uint64_t tag, void *context,
-                        ucs_status_ptr_t sp)
-{
-    if (UCS_PTR_IS_ERR(sp))
-        return ucx_status_to_plugin(UCS_PTR_STATUS(sp));
+int ucx_tag_send_posted(weft_fabric_peer_t *peer, size_t len, uint64_t tag, void *context, ucs_status_ptr_t sp) {
+    if (UCS_PTR_IS_ERR(sp)) return ucx_status_to_plugin(UCS_PTR_STATUS(sp));
     /* Safe after the call: callbacks run only inside our own (guarded) UCX calls. */
     auto *req = static_cast<ucx_req *>(sp);
     req->context = context;
@@ -109,40 +101,35 @@ int ucx_tag_send_posted(weft_fabric_peer_t *peer, size_t len, uint64_t tag, void
     return WEFT_PLUGIN_OK;
 }
 
-} // namespace
+}  // namespace
 
 namespace {
 
 __attribute__((noinline)) int ucx_tag_send_locked(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf,
-                        size_t len, uint64_t tag, void *context)
-{
+                                                  size_t len, uint64_t tag, void *context) {
     ucs_status_ptr_t sp;
     {
         WEFT_KIT_MUTEX_GUARD(g, &ep->lock.mutex); /* a shared endpoint */
-        if (ucs_unlikely(peer->failed)) /* ep_peer_failed: its uep may be gone */
+        if (ucs_unlikely(peer->failed))           /* ep_peer_failed: its uep may be gone */
             return WEFT_PLUGIN_ERR_PEER_FAILED;
         sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &ep->send_param);
-        if (sp != nullptr)
-            return ucx_tag_send_posted(peer, len, tag, context, sp);
+        if (sp != nullptr) return ucx_tag_send_posted(peer, len, tag, context, sp);
     }
     weft_fabric_completion_t c{WEFT_PLUGIN_OK, tag, len};
     ep->complete(context, &c);
     return WEFT_PLUGIN_OK;
 }
 
-} // namespace
+}  // namespace
 
 namespace {
 
 /* tag_send_now's answer to what ucp_tag_send_nbx returned under FORCE_IMM_CMPL. */
-int ucx_send_now_result(weft_fabric_ep_t *ep, ucs_status_ptr_t sp)
-{
-    if (sp == nullptr)
-        return WEFT_PLUGIN_OK;
+int ucx_send_now_result(weft_fabric_ep_t *ep, ucs_status_ptr_t sp) {
+    if (sp == nullptr) return WEFT_PLUGIN_OK;
     if (UCS_PTR_IS_PTR(sp)) { /* FORCE_IMM_CMPL never posts; should UCX do so, finish it */
         WEFT_KIT_EP_GUARD(g, &ep->lock);
-        while (ucp_request_check_status(sp) == UCS_INPROGRESS)
-            ucp_worker_progress(ep->worker);
+        while (ucp_request_check_status(sp) == UCS_INPROGRESS) ucp_worker_progress(ep->worker);
         ucp_request_free(sp);
         return WEFT_PLUGIN_OK;
     }
@@ -150,47 +137,37 @@ int ucx_send_now_result(weft_fabric_ep_t *ep, ucs_status_ptr_t sp)
     return st == UCS_ERR_NO_RESOURCE ? WEFT_PLUGIN_ERR_AGAIN : ucx_status_to_plugin(st);
 }
 
-__attribute__((noinline)) int ucx_tag_send_now_locked(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer,
-                                                      const void *buf, size_t len, uint64_t tag)
-{
+__attribute__((noinline)) int ucx_tag_send_now_locked(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf,
+                                                      size_t len, uint64_t tag) {
     ucs_status_ptr_t sp;
     {
         WEFT_KIT_MUTEX_GUARD(g, &ep->lock.mutex); /* a shared endpoint */
-        if (peer->failed)
-            return WEFT_PLUGIN_ERR_PEER_FAILED;
+        if (peer->failed) return WEFT_PLUGIN_ERR_PEER_FAILED;
         sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &ep->send_now_param);
     }
     return ucx_send_now_result(ep, sp);
 }
 
-} // namespace
+}  // namespace
 
-int ucx_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
-                     uint64_t tag)
-{
-    if (ucs_unlikely(!ep || !peer))
-        return WEFT_PLUGIN_ERR_INVALID;
-    if (ucs_unlikely(!ep->lock.serial))
-        return ucx_tag_send_now_locked(ep, peer, buf, len, tag);
+int ucx_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag) {
+    if (ucs_unlikely(!ep || !peer)) return WEFT_PLUGIN_ERR_INVALID;
+    if (ucs_unlikely(!ep->lock.serial)) return ucx_tag_send_now_locked(ep, peer, buf, len, tag);
     if (ucs_unlikely(peer->failed)) /* ep_peer_failed: its uep may be gone */
         return WEFT_PLUGIN_ERR_PEER_FAILED;
     ucs_status_ptr_t sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &ep->send_now_param);
-    if (ucs_likely(sp == nullptr))
-        return WEFT_PLUGIN_OK;
+    if (ucs_likely(sp == nullptr)) return WEFT_PLUGIN_OK;
     return ucx_send_now_result(ep, sp);
 }
 
-int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
-                 uint64_t tag, void *context)
-{
-    if (ucs_unlikely(!ep->lock.serial))
-        return ucx_tag_send_locked(ep, peer, buf, len, tag, context);
+int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
+                 void *context) {
+    if (ucs_unlikely(!ep->lock.serial)) return ucx_tag_send_locked(ep, peer, buf, len, tag, context);
     if (ucs_unlikely(peer->failed)) /* ep_peer_failed: its uep may be gone */
         return WEFT_PLUGIN_ERR_PEER_FAILED;
     weft_fabric_completion_t c{WEFT_PLUGIN_OK, tag, len};
     ucs_status_ptr_t sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &ep->send_param);
-    if (ucs_unlikely(sp != nullptr))
-        return ucx_tag_send_posted(peer, c.length, c.tag, context, sp);
+    if (ucs_unlikely(sp != nullptr)) return ucx_tag_send_posted(peer, c.length, c.tag, context, sp);
     /* Completed at once (the usual case for small messages): deliver it now. */
     ep->complete(context, &c);
     return WEFT_PLUGIN_OK;
@@ -202,17 +179,14 @@ namespace {
  * when it completed at once (*c filled: the caller delivers it, outside the guard), or an
  * error (nothing posted, no completion follows). */
 /* A receive not yet matched goes on the posted list, where cancel finds it. */
-inline void ucx_posted_push(weft_fabric_ep_t *ep, ucx_req *req)
-{
+inline void ucx_posted_push(weft_fabric_ep_t *ep, ucx_req *req) {
     weft_kit_list_push_front(&ep->posted, &req->link);
     req->posted = 1;
 }
 
-inline __attribute__((always_inline)) int ucx_tag_recv_post(weft_fabric_ep_t *ep, void *buf,
-                                                            size_t len, uint64_t tag,
+inline __attribute__((always_inline)) int ucx_tag_recv_post(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag,
                                                             uint64_t ignore, void *context,
-                                                            weft_fabric_completion_t *c)
-{
+                                                            weft_fabric_completion_t *c) {
     if (ep->ureq_offset != 0) {
         auto *own = reinterpret_cast<ucx_req *>(static_cast<char *>(context) + ep->ureq_offset);
         own->user_mem = 1;
@@ -262,42 +236,33 @@ inline __attribute__((always_inline)) int ucx_tag_recv_post(weft_fabric_ep_t *ep
     return 1;
 }
 
-__attribute__((noinline)) int ucx_tag_recv_locked(weft_fabric_ep_t *ep, void *buf, size_t len,
-                                                  uint64_t tag, uint64_t ignore, void *context)
-{
+__attribute__((noinline)) int ucx_tag_recv_locked(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag,
+                                                  uint64_t ignore, void *context) {
     weft_fabric_completion_t c;
     int rc;
     {
         WEFT_KIT_MUTEX_GUARD(g, &ep->lock.mutex); /* a shared endpoint */
         rc = ucx_tag_recv_post(ep, buf, len, tag, ignore, context, &c);
     }
-    if (rc <= 0)
-        return rc;
+    if (rc <= 0) return rc;
     ep->complete(context, &c);
     return WEFT_PLUGIN_OK;
 }
 
-} // namespace
+}  // namespace
 
-int ucx_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
-                 void *context)
-{
-    if (ucs_unlikely(!ep->lock.serial))
-        return ucx_tag_recv_locked(ep, buf, len, tag, ignore, context);
+int ucx_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context) {
+    if (ucs_unlikely(!ep->lock.serial)) return ucx_tag_recv_locked(ep, buf, len, tag, ignore, context);
     weft_fabric_completion_t c;
     int rc = ucx_tag_recv_post(ep, buf, len, tag, ignore, context, &c);
-    if (ucs_likely(rc <= 0))
-        return rc;
+    if (ucs_likely(rc <= 0)) return rc;
     /* The message had arrived: UCX completed the receive inside the call; deliver it now. */
     ep->complete(context, &c);
     return WEFT_PLUGIN_OK;
 }
 
-int ucx_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found,
-                  uint64_t *msg_tag, size_t *msg_len)
-{
-    if (!ep || !found)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ucx_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag, size_t *msg_len) {
+    if (!ep || !found) return WEFT_PLUGIN_ERR_INVALID;
     ucp_tag_recv_info_t info;
     ucp_tag_message_h msg;
     {
@@ -306,18 +271,14 @@ int ucx_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *foun
     }
     *found = msg != nullptr;
     if (msg) {
-        if (msg_tag)
-            *msg_tag = info.sender_tag;
-        if (msg_len)
-            *msg_len = info.length;
+        if (msg_tag) *msg_tag = info.sender_tag;
+        if (msg_len) *msg_len = info.length;
     }
     return WEFT_PLUGIN_OK;
 }
 
-int ucx_tag_cancel(weft_fabric_ep_t *ep, void *context)
-{
-    if (!ep)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ucx_tag_cancel(weft_fabric_ep_t *ep, void *context) {
+    if (!ep) return WEFT_PLUGIN_ERR_INVALID;
     WEFT_KIT_EP_GUARD(g, &ep->lock);
     WEFT_KIT_LIST_FOREACH(it, &ep->posted) {
         ucx_req *req = ucx_req_of(it);
@@ -331,15 +292,13 @@ int ucx_tag_cancel(weft_fabric_ep_t *ep, void *context)
     }
     /* Finished but not yet delivered: its completion (OK) still comes. */
     for (weft_kit_link_t *l = ep->done.first; l; l = l->next)
-        if (ucx_req_of(l)->context == context)
-            return WEFT_PLUGIN_OK;
+        if (ucx_req_of(l)->context == context) return WEFT_PLUGIN_OK;
     return WEFT_PLUGIN_ERR_NOT_FOUND;
 }
 
-void ucx_tag_cancel_all(weft_fabric_ep_t *ep)
-{
+void ucx_tag_cancel_all(weft_fabric_ep_t *ep) {
     WEFT_KIT_EP_GUARD(g, &ep->lock);
     /* Each cancel unlinks its request through the callback; a matched one stays. */
     WEFT_KIT_LIST_FOREACH(it, &ep->posted)
-        ucp_request_cancel(ep->worker, ucx_req_of(it));
+    ucp_request_cancel(ep->worker, ucx_req_of(it));
 }

@@ -75,8 +75,8 @@ int main(int argc, char **argv) {
         }
         if (int rc = b->get(r, "check.big", v)) return die("get check.big", rc);
         if (v != big_value(r)) {
-            std::fprintf(stderr, "weft-bootstrap-check[%d]: rank %d's 3000-byte value differs (%zu bytes)\n",
-                         my_rank, r, v.size());
+            std::fprintf(stderr, "weft-bootstrap-check[%d]: rank %d's 3000-byte value differs (%zu bytes)\n", my_rank,
+                         r, v.size());
             return 1;
         }
     }

@@ -26,8 +26,7 @@ int bad(const std::string &why) {
 
 void nap(int seconds) {
     timespec t{seconds, 0};
-    while (nanosleep(&t, &t) != 0) {
-    }
+    while (nanosleep(&t, &t) != 0) {}
 }
 
 long env_long(const char *name) {

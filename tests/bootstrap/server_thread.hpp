@@ -11,8 +11,7 @@
 
 class server_thread {
   public:
-    server_thread(int nranks, std::string token,
-                  std::chrono::milliseconds hello_timeout = std::chrono::seconds(30));
+    server_thread(int nranks, std::string token, std::chrono::milliseconds hello_timeout = std::chrono::seconds(30));
     ~server_thread();
     uint16_t port() const { return server_.port(); }
     // Lines the server logged (refusals, protocol errors).

@@ -30,8 +30,7 @@ const std::string token = "00112233445566778899aabbccddeeff";
 class env_guard {
   public:
     ~env_guard() {
-        for (auto &[k, v] : saved_)
-            v ? ::setenv(k.c_str(), v->c_str(), 1) : ::unsetenv(k.c_str());
+        for (auto &[k, v] : saved_) v ? ::setenv(k.c_str(), v->c_str(), 1) : ::unsetenv(k.c_str());
     }
     void set(const char *k, const char *v) {
         if (!saved_.count(k)) {
@@ -140,7 +139,7 @@ TEST(KvsWire, PartialAndOversizedFrames) {
     size_t used = 0;
     for (size_t cut = 0; cut < frame.size(); ++cut)
         EXPECT_EQ(kvs::next_frame(std::string_view(frame).substr(0, cut), kvs::max_frame, body, used), 0) << cut;
-    EXPECT_EQ(kvs::next_frame(frame, 4, body, used), -1);  // longer than the limit
+    EXPECT_EQ(kvs::next_frame(frame, 4, body, used), -1);                                    // longer than the limit
     EXPECT_EQ(kvs::next_frame(std::string("\0\0\0\0", 4), kvs::max_frame, body, used), -1);  // empty body
 }
 
@@ -339,8 +338,13 @@ TEST(WeftrunBootstrap, BadEnvironmentNamesTheVariable) {
     std::unique_ptr<weft::bootstrap> b;
     struct {
         const char *var, *value;
-    } cases[] = {{"WEFT_RANK", "abc"}, {"WEFT_RANK", "2"}, {"WEFT_RANK", "-1"}, {"WEFT_SIZE", "0"},
-                 {"WEFT_SIZE", "x"},   {"WEFT_JOB_TOKEN", nullptr}, {"WEFT_BOOTSTRAP_TIMEOUT", "soon"},
+    } cases[] = {{"WEFT_RANK", "abc"},
+                 {"WEFT_RANK", "2"},
+                 {"WEFT_RANK", "-1"},
+                 {"WEFT_SIZE", "0"},
+                 {"WEFT_SIZE", "x"},
+                 {"WEFT_JOB_TOKEN", nullptr},
+                 {"WEFT_BOOTSTRAP_TIMEOUT", "soon"},
                  {"WEFT_KVS", "no-port-here"}};
     for (auto &c : cases) {
         env.weftrun(srv.port(), 0, 2);

@@ -76,12 +76,9 @@ inline std::string err(int code) {
 enum class mode { blocking, wait, test };
 inline const char *mode_name(mode m) {
     switch (m) {
-        case mode::blocking:
-            return "blocking";
-        case mode::wait:
-            return "nonblocking+weft_wait";
-        case mode::test:
-            return "nonblocking+weft_test loop";
+        case mode::blocking: return "blocking";
+        case mode::wait: return "nonblocking+weft_wait";
+        case mode::test: return "nonblocking+weft_test loop";
     }
     return "?";
 }
@@ -348,16 +345,11 @@ inline std::vector<size_t> counts_with_large() { return {0, 1, 7, 1000, large_co
 enum class kind { world, dup, split, stream, multiplex };
 inline const char *kind_name(kind k) {
     switch (k) {
-        case kind::world:
-            return "world";
-        case kind::dup:
-            return "dup";
-        case kind::split:
-            return "split";
-        case kind::stream:
-            return "stream";
-        case kind::multiplex:
-            return "multiplex";
+        case kind::world: return "world";
+        case kind::dup: return "dup";
+        case kind::split: return "split";
+        case kind::stream: return "stream";
+        case kind::multiplex: return "multiplex";
     }
     return "?";
 }
@@ -378,12 +370,8 @@ struct comm_under_test {
         name = kind_name(kk);
         int rc = 0;
         switch (kk) {
-            case kind::world:
-                c = WEFT_COMM_WORLD;
-                break;
-            case kind::dup:
-                rc = weft_comm_dup(WEFT_COMM_WORLD, &c);
-                break;
+            case kind::world: c = WEFT_COMM_WORLD; break;
+            case kind::dup: rc = weft_comm_dup(WEFT_COMM_WORLD, &c); break;
             case kind::split:
                 rc = weft_comm_split(WEFT_COMM_WORLD, world_rank() % 2, world_size() - world_rank(), &c);
                 name += world_rank() % 2 ? "(odd)" : "(even)";

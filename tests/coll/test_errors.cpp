@@ -37,8 +37,9 @@ class Errors : public coll_fixture {
     void expect(const outcome &o, int want, const std::string &fn, const std::string &why) {
         const std::string &d = o.detail;
         if (o.rc != want) {
-            COLL_FAIL(fn + " with " + why, "returned code " + std::to_string(o.rc) + ", detail \"" + d +
-                                               "\", expected code " + std::to_string(want));
+            COLL_FAIL(fn + " with " + why,
+                      "returned code " + std::to_string(o.rc) + ", detail \"" + d + "\", expected code " +
+                          std::to_string(want));
             return;
         }
         if (d.find(fn) == std::string::npos)
@@ -239,7 +240,8 @@ TEST_F(Errors, BcastCountMismatchIsReported) {
         expect(o, WEFT_ERR_TRUNCATE, "collective", "mismatched counts");
         std::string sizes = "sent " + std::to_string(root_count * sizeof(int)) + " bytes where 8 were expected";
         if (o.detail.find(sizes) == std::string::npos || o.detail.find("matching") == std::string::npos)
-            COLL_FAIL("weft_bcast with mismatched counts", "detail \"" + o.detail + "\" lacks \"" + sizes + "\" or the hint");
+            COLL_FAIL("weft_bcast with mismatched counts",
+                      "detail \"" + o.detail + "\" lacks \"" + sizes + "\" or the hint");
     }
     still_works("mismatched broadcast counts");
 }
@@ -267,7 +269,8 @@ TEST_F(Errors, CheckedMismatches) {
     step("reduce on rank 0, bcast elsewhere");
     int rc = me == 0 ? weft_reduce(buf, out, 1, WEFT_INT, WEFT_SUM, 0, WEFT_COMM_WORLD)
                      : weft_bcast(buf, 1, WEFT_INT, 0, WEFT_COMM_WORLD);
-    mismatch("different collectives", rc, me == 0 ? "weft_reduce" : "weft_bcast", {"called weft_reduce", "called weft_bcast"});
+    mismatch("different collectives", rc, me == 0 ? "weft_reduce" : "weft_bcast",
+             {"called weft_reduce", "called weft_bcast"});
     step("gather with a larger contribution from the last rank");
     mismatch("different gather counts",
              weft_gather(buf, me == n - 1 ? 2 : 1, WEFT_INT, out, 1, WEFT_INT, 0, WEFT_COMM_WORLD), "weft_gather",

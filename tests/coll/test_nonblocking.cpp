@@ -124,8 +124,9 @@ class batch {
         p.check = upto >= 0;
         if (p.check) p.expected = sum_upto(seed, upto, n);
         p.check_len = n;
-        posted(p, exclusive ? weft_iexscan(nz(p.send), nz(p.recv), n, WEFT_INT, WEFT_SUM, cu_.c, &p.req)
-                            : weft_iscan(nz(p.send), nz(p.recv), n, WEFT_INT, WEFT_SUM, cu_.c, &p.req));
+        posted(p,
+               exclusive ? weft_iexscan(nz(p.send), nz(p.recv), n, WEFT_INT, WEFT_SUM, cu_.c, &p.req)
+                         : weft_iscan(nz(p.send), nz(p.recv), n, WEFT_INT, WEFT_SUM, cu_.c, &p.req));
     }
     void ireduce_scatter_block(int seed, size_t n) {
         pending &p = add("weft_ireduce_scatter_block SUM recvcount " + std::to_string(n));
@@ -168,8 +169,9 @@ class batch {
             for (size_t i = 0; i < p.c1[r]; ++i) p.expected[p.d1[r] + i] = dval(seed, r, root, i);
         p.check_len = len;
         p.check = cu_.rank == root;
-        posted(p, weft_igatherv(nz(p.send), p.c1[cu_.rank], WEFT_INT, nz(p.recv), p.c1.data(), p.d1.data(), WEFT_INT,
-                                root, cu_.c, &p.req));
+        posted(p,
+               weft_igatherv(nz(p.send), p.c1[cu_.rank], WEFT_INT, nz(p.recv), p.c1.data(), p.d1.data(), WEFT_INT, root,
+                             cu_.c, &p.req));
     }
     void iscatter(int seed, size_t n, int root) {
         pending &p = add("weft_iscatter count " + std::to_string(n) + " root " + std::to_string(root));
@@ -191,8 +193,9 @@ class batch {
         p.recv.assign(mine, sentinel);
         for (size_t i = 0; i < mine; ++i) p.expected.push_back(dval(seed, root, cu_.rank, i));
         p.check_len = mine;
-        posted(p, weft_iscatterv(nz(p.send), p.c1.data(), p.d1.data(), WEFT_INT, nz(p.recv), mine, WEFT_INT, root,
-                                 cu_.c, &p.req));
+        posted(p,
+               weft_iscatterv(nz(p.send), p.c1.data(), p.d1.data(), WEFT_INT, nz(p.recv), mine, WEFT_INT, root, cu_.c,
+                              &p.req));
     }
     void iallgather(int seed, size_t n) {
         pending &p = add("weft_iallgather count " + std::to_string(n));
@@ -213,8 +216,9 @@ class batch {
         for (int r = 0; r < cu_.size; ++r)
             for (size_t i = 0; i < p.c1[r]; ++i) p.expected[p.d1[r] + i] = dval(seed, r, any_dst, i);
         p.check_len = len;
-        posted(p, weft_iallgatherv(nz(p.send), p.c1[cu_.rank], WEFT_INT, nz(p.recv), p.c1.data(), p.d1.data(), WEFT_INT,
-                                   cu_.c, &p.req));
+        posted(p,
+               weft_iallgatherv(nz(p.send), p.c1[cu_.rank], WEFT_INT, nz(p.recv), p.c1.data(), p.d1.data(), WEFT_INT,
+                                cu_.c, &p.req));
     }
     void ialltoall(int seed, size_t n) {
         pending &p = add("weft_ialltoall count " + std::to_string(n));
@@ -244,8 +248,9 @@ class batch {
         for (int s = 0; s < np; ++s)
             for (size_t i = 0; i < p.c2[s]; ++i) p.expected[p.d2[s] + i] = dval(seed, s, me, i);
         p.check_len = rlen;
-        posted(p, weft_ialltoallv(nz(p.send), p.c1.data(), p.d1.data(), WEFT_INT, nz(p.recv), p.c2.data(), p.d2.data(),
-                                  WEFT_INT, cu_.c, &p.req));
+        posted(p,
+               weft_ialltoallv(nz(p.send), p.c1.data(), p.d1.data(), WEFT_INT, nz(p.recv), p.c2.data(), p.d2.data(),
+                               WEFT_INT, cu_.c, &p.req));
     }
 
     void verify(const std::string &how) {
@@ -271,14 +276,10 @@ class batch {
 enum class completion { reverse_wait, waitall, testall, waitany };
 const char *completion_name(completion c) {
     switch (c) {
-        case completion::reverse_wait:
-            return "weft_wait in reverse order";
-        case completion::waitall:
-            return "weft_waitall";
-        case completion::testall:
-            return "a weft_testall loop";
-        case completion::waitany:
-            return "weft_waitany";
+        case completion::reverse_wait: return "weft_wait in reverse order";
+        case completion::waitall: return "weft_waitall";
+        case completion::testall: return "a weft_testall loop";
+        case completion::waitany: return "weft_waitany";
     }
     return "?";
 }
@@ -291,9 +292,7 @@ int complete_all(completion how, std::vector<weft_request *> reqs) {
             for (size_t i = arr.size(); i-- > 0;)
                 if ((rc = weft_wait(&arr[i], WEFT_STATUS_IGNORE))) break;
             break;
-        case completion::waitall:
-            rc = weft_waitall(arr.size(), arr.data(), WEFT_STATUSES_IGNORE);
-            break;
+        case completion::waitall: rc = weft_waitall(arr.size(), arr.data(), WEFT_STATUSES_IGNORE); break;
         case completion::testall: {
             int flag = 0;
             for (long spins = 0; !flag && rc == 0; ++spins) {
@@ -409,9 +408,9 @@ TEST_P(Nonblocking, OpAndDatatypeFreedWhilePending) {
             int want =
                 (i % 2 == 0) ? dval(7, root, any_dst, pos) : (cu.rank == root ? dval(7, root, any_dst, pos) : sentinel);
             if (buf[pos] != want) {
-                COLL_FAIL(at("weft_ibcast with freed vector type"), "index " + std::to_string(pos) + ": got " +
-                                                                        describe_dval(buf[pos]) + ", expected " +
-                                                                        describe_dval(want));
+                COLL_FAIL(at("weft_ibcast with freed vector type"),
+                          "index " + std::to_string(pos) + ": got " + describe_dval(buf[pos]) + ", expected " +
+                              describe_dval(want));
                 e = 4;
                 break;
             }
@@ -517,9 +516,10 @@ TEST_F(MixedComms, OutstandingOnThreeCommsWithPointToPoint) {
             bs.verify(completion_name(how));
             for (int i = 0; i < 3; ++i)
                 if (pin[i] != left * 10 + i + 1)
-                    COLL_FAIL(std::string("point-to-point on ") + (i == 0   ? "world"
-                                                                   : i == 1 ? "dup"
-                                                                            : "stream comm"),
+                    COLL_FAIL(std::string("point-to-point on ") +
+                                  (i == 0       ? "world"
+                                       : i == 1 ? "dup"
+                                                : "stream comm"),
                               "got " + std::to_string(pin[i]) + ", expected " + std::to_string(left * 10 + i + 1));
         }
     }

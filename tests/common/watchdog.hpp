@@ -93,8 +93,9 @@ class watchdog {
         std::lock_guard<std::mutex> g(mu_);
         what_ = what;
         step_ = "start";
-        deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                           std::chrono::duration<double>(seconds * time_scale()));
+        deadline_ = std::chrono::steady_clock::now() +
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(seconds * time_scale()));
         armed_ = true;
     }
     void disarm() {

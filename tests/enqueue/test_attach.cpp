@@ -113,7 +113,8 @@ TEST_F(Attach, GpuQueuesWithoutDeviceOrWithNullHandle) {
         EXPECT_EQ(s, WEFT_STREAM_NULL);
         if (c.built) {
             // Here: no driver or no device.  On a GPU machine: the null handle is refused.
-            EXPECT_TRUE(rc == WEFT_ERR_NO_DEVICE || rc == WEFT_ERR_INFO_VALUE) << c.type << ": code " << rc << ": " << why;
+            EXPECT_TRUE(rc == WEFT_ERR_NO_DEVICE || rc == WEFT_ERR_INFO_VALUE)
+                << c.type << ": code " << rc << ": " << why;
             if (rc == WEFT_ERR_NO_DEVICE) {
                 EXPECT_NE(why.find("no"), std::string::npos) << why;
             }

@@ -131,11 +131,18 @@ TEST_F(Enqueue, StartsWhenTheQueueGetsThere) {
     std::vector<int> buf(1000, -1);
     hostq_set_delay_us(q_, 20000);
     if (world_rank() == 0) {
-        struct args { int *p; size_t n; } a{buf.data(), buf.size()};
-        ASSERT_EQ(hostq_launch(q_, [](void *v) {
-            auto *x = static_cast<args *>(v);
-            for (size_t i = 0; i < x->n; ++i) x->p[i] = static_cast<int>(i);
-        }, &a), 0);
+        struct args {
+            int *p;
+            size_t n;
+        } a{buf.data(), buf.size()};
+        ASSERT_EQ(hostq_launch(
+                      q_,
+                      [](void *v) {
+                          auto *x = static_cast<args *>(v);
+                          for (size_t i = 0; i < x->n; ++i) x->p[i] = static_cast<int>(i);
+                      },
+                      &a),
+                  0);
         int rc = weft_send_enqueue(buf.data(), buf.size(), WEFT_INT, 1, 1, c_);
         ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
         ASSERT_EQ(hostq_synchronize(q_), 0);
@@ -211,14 +218,22 @@ TEST_F(Enqueue, IrecvWaitallIntoDevice) {
         ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
         for (int j = 0; j <= k; ++j) EXPECT_EQ(r[j], WEFT_REQUEST_NULL);
         std::atomic<long> sum{0};
-        struct args { int **dev; size_t n; std::atomic<long> *sum; } a{dev, n, &sum};
-        ASSERT_EQ(hostq_launch(q_, [](void *v) {
-            auto *x = static_cast<args *>(v);
-            long s = 0;
-            for (int j = 0; j < k; ++j)
-                for (size_t i = 0; i < x->n; ++i) s += x->dev[j][i];
-            x->sum->store(s);
-        }, &a), 0);
+        struct args {
+            int **dev;
+            size_t n;
+            std::atomic<long> *sum;
+        } a{dev, n, &sum};
+        ASSERT_EQ(hostq_launch(
+                      q_,
+                      [](void *v) {
+                          auto *x = static_cast<args *>(v);
+                          long s = 0;
+                          for (int j = 0; j < k; ++j)
+                              for (size_t i = 0; i < x->n; ++i) s += x->dev[j][i];
+                          x->sum->store(s);
+                      },
+                      &a),
+                  0);
         ASSERT_EQ(hostq_synchronize(q_), 0);
         EXPECT_EQ(sum.load(), static_cast<long>(n) * (100 + 101 + 102 + 103));
         for (int j = 0; j < k; ++j) {
@@ -277,7 +292,9 @@ TEST_F(Enqueue, PingPongOnTheQueue) {
             rc = weft_send_enqueue(v, 1, WEFT_INT, peer_, i, c_);
         } else {
             rc = weft_recv_enqueue(v, 1, WEFT_INT, peer_, i, c_, WEFT_STATUS_IGNORE);
-            if (rc == WEFT_SUCCESS) rc = hostq_launch(q_, [](void *p) { ++*static_cast<inc *>(p)->v; }, &arg);
+            if (rc == WEFT_SUCCESS)
+                rc = hostq_launch(
+                    q_, [](void *p) { ++*static_cast<inc *>(p)->v; }, &arg);
         }
         ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
     }
@@ -336,9 +353,14 @@ TEST_F(Enqueue, Misuse) {
 
     // A blocked queue: its communicator cannot be freed while an operation is registered.
     std::atomic<bool> go{false};
-    ASSERT_EQ(hostq_launch(q2, [](void *p) {
-        while (!static_cast<std::atomic<bool> *>(p)->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }, &go), 0);
+    ASSERT_EQ(hostq_launch(
+                  q2,
+                  [](void *p) {
+                      while (!static_cast<std::atomic<bool> *>(p)->load())
+                          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                  },
+                  &go),
+              0);
     int w = 0, three = 3;
     ASSERT_EQ(weft_recv_enqueue(&w, 1, WEFT_INT, peer_, 3, c2, WEFT_STATUS_IGNORE), WEFT_SUCCESS) << detail();
     ASSERT_EQ(weft_send(&three, 1, WEFT_INT, peer_, 3, c2), WEFT_SUCCESS) << detail();

@@ -11,16 +11,16 @@
 #include "hostq.h"
 #include "weft/weft.h"
 
-#define CHECK(call)                                                        \
-    do {                                                                   \
-        int rc_ = (call);                                                  \
-        if (rc_ != WEFT_SUCCESS) {                                         \
-            char d_[WEFT_MAX_ERROR_STRING] = "";                           \
-            size_t l_ = 0;                                                 \
-            weft_error_detail(d_, &l_);                                    \
-            fprintf(stderr, "%s: code %d: %s\n", #call, rc_, d_);          \
-            return 1;                                                      \
-        }                                                                  \
+#define CHECK(call)                                               \
+    do {                                                          \
+        int rc_ = (call);                                         \
+        if (rc_ != WEFT_SUCCESS) {                                \
+            char d_[WEFT_MAX_ERROR_STRING] = "";                  \
+            size_t l_ = 0;                                        \
+            weft_error_detail(d_, &l_);                           \
+            fprintf(stderr, "%s: code %d: %s\n", #call, rc_, d_); \
+            return 1;                                             \
+        }                                                         \
     } while (0)
 
 int main(int argc, char **argv) {

@@ -16,12 +16,12 @@
 
 static int me = -1;
 
-#define EXPECT(cond, what)                                                  \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            printf("rank %d: FAIL: %s (line %d)\n", me, what, __LINE__);    \
-            return 1;                                                       \
-        }                                                                   \
+#define EXPECT(cond, what)                                               \
+    do {                                                                 \
+        if (!(cond)) {                                                   \
+            printf("rank %d: FAIL: %s (line %d)\n", me, what, __LINE__); \
+            return 1;                                                    \
+        }                                                                \
     } while (0)
 #define CHECK(call) EXPECT((call) == WEFT_SUCCESS, #call)
 
@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
         EXPECT(poke(address, garbage, sizeof garbage) == 0, "garbage client connects");
         char hello[16] = {'W', 'L', 'I', 'V'};
         uint32_t rank = 1;
-        uint64_t token = 12345;  /* not the listener's token (a random 64-bit value) */
+        uint64_t token = 12345; /* not the listener's token (a random 64-bit value) */
         memcpy(hello + 4, &rank, 4);
         memcpy(hello + 8, &token, 8);
         EXPECT(poke(address, hello, sizeof hello) == 0, "wrong-token client connects");

@@ -37,13 +37,13 @@ static void detail(const char *what, int rc) {
     printf("rank %d: %s -> %d (%s)\n", me, what, rc, d);
 }
 
-#define EXPECT(cond, what)                                      \
-    do {                                                        \
-        if (!(cond)) {                                          \
+#define EXPECT(cond, what)                                               \
+    do {                                                                 \
+        if (!(cond)) {                                                   \
             printf("rank %d: FAIL: %s (line %d)\n", me, what, __LINE__); \
-            fflush(stdout);                                     \
-            _exit(1);                                           \
-        }                                                       \
+            fflush(stdout);                                              \
+            _exit(1);                                                    \
+        }                                                                \
     } while (0)
 #define CHECK(call) EXPECT((call) == WEFT_SUCCESS, #call)
 
@@ -90,8 +90,10 @@ static void survivors_talk(void) {
 static void run_p2p(int size) {
     int warm = 0;
     for (int i = 0; i < 100; ++i) { /* traffic with the victim before it dies */
-        if (me == victim) CHECK(weft_send(&i, 1, WEFT_INT, 0, 1, WEFT_COMM_WORLD));
-        else if (me == 0) CHECK(weft_recv(&warm, 1, WEFT_INT, victim, 1, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
+        if (me == victim)
+            CHECK(weft_send(&i, 1, WEFT_INT, 0, 1, WEFT_COMM_WORLD));
+        else if (me == 0)
+            CHECK(weft_recv(&warm, 1, WEFT_INT, victim, 1, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
     }
     if (me == victim) die(size);
     int a = 0, b = 0;
@@ -110,7 +112,8 @@ static void run_p2p(int size) {
     detail("wait on an 8 MiB isend to the dead", big_rc);
     EXPECT(big_rc == WEFT_SUCCESS || big_rc == WEFT_ERR_PROC_FAILED, "8 MiB isend: success or PROC_FAILED");
     expect_failed("a new send to the dead", weft_send(&a, 1, WEFT_INT, victim, 3, WEFT_COMM_WORLD));
-    expect_failed("a new recv from the dead", weft_recv(&a, 1, WEFT_INT, victim, 3, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
+    expect_failed("a new recv from the dead",
+                  weft_recv(&a, 1, WEFT_INT, victim, 3, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
     free(big);
     survivors_talk();
 }
@@ -155,8 +158,10 @@ static void run_pgas(int size) {
     await_notice();
     /* Requests to the victim: sent or refused, their replies never come. */
     int rc = weft_am_short(k, victim, WEFT_AM_H_ADD, &one, 1, 0);
-    if (rc != WEFT_SUCCESS) expect_failed("a Short to the dead", rc);
-    else expect_failed("waiting for the dead's reply", weft_am_wait_replies(k, 1));
+    if (rc != WEFT_SUCCESS)
+        expect_failed("a Short to the dead", rc);
+    else
+        expect_failed("waiting for the dead's reply", weft_am_wait_replies(k, 1));
     expect_failed("a new Short to the dead", weft_am_short(k, victim, WEFT_AM_H_ADD, &one, 1, 0));
     expect_failed("a PGAS barrier", weft_pgas_barrier(k));
     /* A context that lost a kernel is broken (replies and counters do not say who they wait
@@ -218,18 +223,23 @@ int main(int argc, char **argv) {
         return 2;
     }
     int size = 0;
-    setvbuf(stdout, NULL, _IONBF, 0);  /* the victim's death must not swallow anyone's lines */
+    setvbuf(stdout, NULL, _IONBF, 0); /* the victim's death must not swallow anyone's lines */
     CHECK(weft_init(&argc, &argv));
     weft_comm_rank(WEFT_COMM_WORLD, &me);
     weft_comm_size(WEFT_COMM_WORLD, &size);
     EXPECT(size == 3, "run with 3 processes");
-    if (strcmp(argv[1], "p2p") == 0) run_p2p(size);
-    else if (strcmp(argv[1], "coll") == 0) run_coll(size);
-    else if (strcmp(argv[1], "pgas") == 0) run_pgas(size);
+    if (strcmp(argv[1], "p2p") == 0)
+        run_p2p(size);
+    else if (strcmp(argv[1], "coll") == 0)
+        run_coll(size);
+    else if (strcmp(argv[1], "pgas") == 0)
+        run_pgas(size);
 #ifdef WEFT_TEST_HOSTQ
-    else if (strcmp(argv[1], "enqueue") == 0) run_enqueue(size);
+    else if (strcmp(argv[1], "enqueue") == 0)
+        run_enqueue(size);
 #endif
-    else return 2;
+    else
+        return 2;
     char fabric[64] = "";
     weft_info info;
     if (weft_get_runtime_info(&info) == WEFT_SUCCESS) {

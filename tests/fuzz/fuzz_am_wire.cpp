@@ -58,7 +58,7 @@ bool expected_bounds(const am_packet &p, uint64_t seg) {
         case am_kind_strided: {
             // Overflowing extents are refused even where the segment is huge.
             u128 span = u128{p.dst_stride.block_count ? p.dst_stride.block_count - 1 : 0} * p.dst_stride.stride +
-                        p.dst_stride.block_size;
+                p.dst_stride.block_size;
             if (p.dst_stride.block_count != 0 && p.dst_stride.block_size != 0 && span > UINT64_MAX) return false;
             return stride_region_fits(p.dst_stride, seg);
         }
@@ -72,7 +72,7 @@ bool expected_bounds(const am_packet &p, uint64_t seg) {
 
 bool same_stride(const am_stride_desc &a, const am_stride_desc &b) {
     return a.offset == b.offset && a.stride == b.stride && a.block_size == b.block_size &&
-           a.block_count == b.block_count;
+        a.block_count == b.block_count;
 }
 
 // Fields of two packets agree (the am_ext bit aside: the encoder sets it as needed).  with_seq:
@@ -91,8 +91,7 @@ void check_same(const am_packet &a, const am_packet &b, bool with_seq) {
     for (unsigned i = 0; i < 2 * a.npieces; ++i) FUZZ_CHECK(a.pieces[i] == b.pieces[i]);
     for (unsigned i = 0; i < a.nargs; ++i) FUZZ_CHECK(a.args[i] == b.args[i]);
     FUZZ_CHECK((a.payload == nullptr) == (b.payload == nullptr) || a.payload_bytes == 0);
-    if (a.payload && b.payload && a.payload_bytes)
-        FUZZ_CHECK(std::memcmp(a.payload, b.payload, a.payload_bytes) == 0);
+    if (a.payload && b.payload && a.payload_bytes) FUZZ_CHECK(std::memcmp(a.payload, b.payload, a.payload_bytes) == 0);
 }
 
 // Encodes p with `encode` into a fresh buffer and decodes it back: must give p's fields.
@@ -156,11 +155,13 @@ void check_received(const uint8_t *data, size_t size) {
 
     // Encode what was decoded: the same fields come back.
     size_t room = payload_inline(p) ? p.payload_bytes : 0;
-    round_trip(p, [](am_packet &q, void *out) { return am_encode(q, out); }, room, true);
+    round_trip(
+        p, [](am_packet &q, void *out) { return am_encode(q, out); }, room, true);
     if (!(p.type & am_ext) && (k == am_kind_strided || k == am_kind_vectored)) {
         // Shoal's own form: Shoal's encoder must be able to carry it, and give it back.
         FUZZ_CHECK(am_shoal_fits(p));
-        round_trip(p, [](am_packet &q, void *out) { return am_encode_shoal(q, out); }, room, false);
+        round_trip(
+            p, [](am_packet &q, void *out) { return am_encode_shoal(q, out); }, room, false);
     }
 }
 
@@ -246,15 +247,18 @@ void check_sent(fuzz::input &in) {
     if (!make_packet(in, m)) return;
     const am_packet &p = m.p;
     size_t room = payload_inline(p) ? p.payload_bytes : 0;
-    round_trip(p, [](am_packet &q, void *out) {
-        size_t len = am_encode(q, out);
-        FUZZ_CHECK(((q.type & am_ext) != 0) == am_needs_ext(q));
-        return len;
-    }, room, true);
+    round_trip(
+        p,
+        [](am_packet &q, void *out) {
+            size_t len = am_encode(q, out);
+            FUZZ_CHECK(((q.type & am_ext) != 0) == am_needs_ext(q));
+            return len;
+        },
+        room, true);
     uint8_t k = p.kind();
-    if (am_shoal_fits(p) && !p.is_get() && (k == am_kind_strided || k == am_kind_vectored) &&
-        !(p.type & am_reply))
-        round_trip(p, [](am_packet &q, void *out) { return am_encode_shoal(q, out); }, room, false);
+    if (am_shoal_fits(p) && !p.is_get() && (k == am_kind_strided || k == am_kind_vectored) && !(p.type & am_reply))
+        round_trip(
+            p, [](am_packet &q, void *out) { return am_encode_shoal(q, out); }, room, false);
     if (am_shoal_fits(p) && p.is_get()) {
         // Shoal's get form is for hardware targets; Weft's decoder does not serve it, but must
         // refuse or accept it without reading past it.

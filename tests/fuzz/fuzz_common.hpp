@@ -13,12 +13,12 @@
 
 // An invariant of the code under test: a failure aborts, which libFuzzer reports as a crash
 // and saves the input.
-#define FUZZ_CHECK(cond)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
+#define FUZZ_CHECK(cond)                                                                            \
+    do {                                                                                            \
+        if (!(cond)) {                                                                              \
             std::fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-            std::abort();                                                                         \
-        }                                                                                         \
+            std::abort();                                                                           \
+        }                                                                                           \
     } while (0)
 
 namespace fuzz {

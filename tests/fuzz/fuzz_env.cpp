@@ -62,9 +62,9 @@ int reference_env_int(const std::string *v, long lo, long hi, long &out) {
 }
 
 fuzz::env_var g_vars[] = {
-    fuzz::env_var("WEFT_SIZE"), fuzz::env_var("WEFT_BOOTSTRAP_TIMEOUT"), fuzz::env_var("WEFT_NUM_VCIS"),
-    fuzz::env_var("WEFT_RESERVED_VCIS"), fuzz::env_var("WEFT_POLLS_BEFORE_YIELD"), fuzz::env_var("WEFT_THREAD_CS"),
-    fuzz::env_var("WEFT_LOCAL_SIZE"), fuzz::env_var("SLURM_STEP_TASKS_PER_NODE"),
+    fuzz::env_var("WEFT_SIZE"),          fuzz::env_var("WEFT_BOOTSTRAP_TIMEOUT"),    fuzz::env_var("WEFT_NUM_VCIS"),
+    fuzz::env_var("WEFT_RESERVED_VCIS"), fuzz::env_var("WEFT_POLLS_BEFORE_YIELD"),   fuzz::env_var("WEFT_THREAD_CS"),
+    fuzz::env_var("WEFT_LOCAL_SIZE"),    fuzz::env_var("SLURM_STEP_TASKS_PER_NODE"),
 };
 enum { v_size, v_timeout, v_num_vcis, v_reserved, v_polls, v_cs, v_local, v_slurm, nvars };
 
@@ -123,8 +123,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         set[i] = len != 255;
         std::string_view v = in.bytes(len == 255 ? 0 : len);
         values[i] = std::string(v.substr(0, v.find('\0')));
-        if (set[i]) g_vars[i].set(values[i]);
-        else g_vars[i].unset();
+        if (set[i])
+            g_vars[i].set(values[i]);
+        else
+            g_vars[i].unset();
     }
     auto val = [&](int i) -> const std::string * { return set[i] ? &values[i] : nullptr; };
 
@@ -165,8 +167,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int rc = weft::env_count("WEFT_POLLS_BEFORE_YIELD", 512, 1, 1u << 30, polls);
         auto expect_polls = count(v_polls, 512, 1, 1u << 30);
         FUZZ_CHECK((rc == WEFT_SUCCESS) == expect_polls.has_value());
-        if (rc == WEFT_SUCCESS) FUZZ_CHECK(polls == *expect_polls);
-        else FUZZ_CHECK(weft::current_error_detail().find("WEFT_POLLS_BEFORE_YIELD") != std::string::npos);
+        if (rc == WEFT_SUCCESS)
+            FUZZ_CHECK(polls == *expect_polls);
+        else
+            FUZZ_CHECK(weft::current_error_detail().find("WEFT_POLLS_BEFORE_YIELD") != std::string::npos);
 
         weft::runtime r;
         rc = weft::read_endpoint_config(r);

@@ -43,7 +43,7 @@
 namespace {
 
 constexpr size_t first_data = gal::first_fragment_data;  // 8976
-constexpr size_t next_data = gal::max_packet_bytes;       // 8992
+constexpr size_t next_data = gal::max_packet_bytes;      // 8992
 constexpr int max_eps = 3;
 constexpr int nkernels = 4;
 
@@ -57,8 +57,8 @@ size_t round8(uint64_t n) { return static_cast<size_t>((n + 7) / 8 * 8); }
 weft_fabric *g_fabric;
 std::string g_cluster_path;
 
-const weft_plugin_host_t g_host = {
-    sizeof(weft_plugin_host_t), [](int, const char *, const char *) {}, nullptr, nullptr};
+const weft_plugin_host_t g_host = {sizeof(weft_plugin_host_t), [](int, const char *, const char *) {}, nullptr,
+                                   nullptr};
 
 // A receive the harness posted, and what completed it.
 struct recv_rec {
@@ -245,7 +245,8 @@ struct harness {
                 if (!e.ep) break;
                 uint64_t tag = arg >> 4, ignore = 0;
                 switch ((arg >> 2) & 3) {
-                    case 0: case 3: ignore = ~uint64_t{0}; break;
+                    case 0:
+                    case 3: ignore = ~uint64_t{0}; break;
                     case 1: break;
                     case 2: ignore = 0xffffffff00000000ull; break;
                 }
@@ -348,9 +349,7 @@ void wire_roundtrips(const uint8_t *data, size_t size) {
 // A message's length comes from the peer: the receiver allocates it for an unexpected message
 // and copes when that fails (counts the message as lost).  Let huge requests fail as malloc
 // does, instead of ASan aborting on them (allocation-size-too-big) or libFuzzer's malloc limit.
-extern "C" const char *__asan_default_options() {
-    return "allocator_may_return_null=1:max_allocation_size_mb=1024";
-}
+extern "C" const char *__asan_default_options() { return "allocator_may_return_null=1:max_allocation_size_mb=1024"; }
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     // A one-node cluster: this process (rank 0) hosts kernels 0..3.
@@ -421,8 +420,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             size_t n = std::min(chunk, to - from);
             if (h.dead) break;  // the node shut the connection down: nothing more to read
             ssize_t sent;
-            while ((sent = send(sv[1], stream.data() + from, n, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-            }
+            while ((sent = send(sv[1], stream.data() + from, n, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
             FUZZ_CHECK(sent == static_cast<ssize_t>(n));
             h.pending.append(stream.data() + from, n);
             h.frame();
@@ -468,16 +466,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (r->completions && (r->c.status == WEFT_PLUGIN_OK || r->c.status == WEFT_PLUGIN_ERR_TRUNCATE))
             h.check_delivery(*r);
         else if (r->completions)
-            FUZZ_CHECK(r->c.length == 0 && (r->c.status == WEFT_PLUGIN_ERR_CANCELED ||
-                                             r->c.status == WEFT_PLUGIN_ERR_PEER_FAILED));
+            FUZZ_CHECK(r->c.length == 0 &&
+                       (r->c.status == WEFT_PLUGIN_ERR_CANCELED || r->c.status == WEFT_PLUGIN_ERR_PEER_FAILED));
     }
     // Messages completed for endpoints still open were all delivered.
     for (auto &m : h.msgs)
         if (m.done && !m.lost && m.ep_serial >= 0 && h.by_serial(m.ep_serial)) {
             if (!m.delivered)
                 std::fprintf(stderr, "message tag %#llx length %llu to slot %d was not delivered\n",
-                             static_cast<unsigned long long>(m.tag), static_cast<unsigned long long>(m.length),
-                             m.slot);
+                             static_cast<unsigned long long>(m.tag), static_cast<unsigned long long>(m.length), m.slot);
             FUZZ_CHECK(m.delivered);
         }
 
@@ -485,9 +482,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (verbose) {
         size_t done_msgs = 0, delivered = 0;
         for (auto &m : h.msgs) done_msgs += m.done, delivered += m.delivered;
-        std::fprintf(stderr, "gal_frame: %zu messages framed, %zu complete, %zu delivered, %zu receives, "
-                     "stream %s\n", h.msgs.size(), done_msgs, delivered, h.recvs.size(),
-                     h.dead ? "broken" : "ended cleanly");
+        std::fprintf(stderr,
+                     "gal_frame: %zu messages framed, %zu complete, %zu delivered, %zu receives, "
+                     "stream %s\n",
+                     h.msgs.size(), done_msgs, delivered, h.recvs.size(), h.dead ? "broken" : "ended cleanly");
     }
 
     // Tear down: endpoints (posted receives complete as canceled), then the connection.

@@ -52,7 +52,8 @@ verdict reference_decode(std::string_view t, size_t cap, std::vector<uint8_t> &o
         } else {
             if (i + 1 >= t.size() || hexval(t[i]) < 0 || hexval(t[i + 1]) < 0) return verdict::malformed;
             if (!big) {
-                if (total + 1 > cap) big = true;
+                if (total + 1 > cap)
+                    big = true;
                 else {
                     ++total;
                     out.push_back(static_cast<uint8_t>(hexval(t[i]) << 4 | hexval(t[i + 1])));

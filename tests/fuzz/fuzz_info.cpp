@@ -240,8 +240,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 break;
             }
             case 10: {  // a made-up or freed handle is refused
-                weft_info x = in.flag() && !dead.empty() ? dead[in.u8() % dead.size()]
-                                                        : static_cast<weft_info>(in.u32());
+                weft_info x =
+                    in.flag() && !dead.empty() ? dead[in.u8() % dead.size()] : static_cast<weft_info>(in.u32());
                 bool live = false;
                 for (auto &t : slots) live |= t.h == x && x != WEFT_INFO_NULL;
                 if (live) break;

@@ -80,15 +80,13 @@ struct fake_server {
             // Every call retries on EINTR: libFuzzer's timer (SIGALRM) may land on this thread.
             pollfd p = {listen_fd, POLLIN, 0};
             int r;
-            while ((r = ::poll(&p, 1, 10000)) < 0 && errno == EINTR) {
-            }
+            while ((r = ::poll(&p, 1, 10000)) < 0 && errno == EINTR) {}
             if (r != 1) {
                 std::fprintf(stderr, "fuzz_kvs_client: the client never connected\n");
                 std::abort();
             }
             int fd;
-            while ((fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC)) < 0 && errno == EINTR) {
-            }
+            while ((fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC)) < 0 && errno == EINTR) {}
             FUZZ_CHECK(fd >= 0);
             size_t off = 0;
             while (off < s.size()) {

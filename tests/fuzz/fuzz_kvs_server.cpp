@@ -164,8 +164,7 @@ struct harness {
         a.sin_port = htons(server.port());
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         int rc;
-        while ((rc = ::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a)) != 0 && errno == EINTR) {
-        }
+        while ((rc = ::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a)) != 0 && errno == EINTR) {}
         FUZZ_CHECK(rc == 0);
         client c;
         c.fd = fd;
@@ -206,8 +205,9 @@ struct harness {
                 return f;
             }
             case 7: {  // a length prefix by itself (oversized, zero, or announcing more than follows)
-                static const uint32_t lengths[] = {0, 1, kvs::max_hello_frame, kvs::max_hello_frame + 1,
-                                                   kvs::max_frame, kvs::max_frame + 1, 0xffffffffu};
+                static const uint32_t lengths[] = {
+                    0,          1, kvs::max_hello_frame, kvs::max_hello_frame + 1, kvs::max_frame, kvs::max_frame + 1,
+                    0xffffffffu};
                 uint32_t n = lengths[in.u8() % 7];
                 return std::string{char(n >> 24), char(n >> 16), char(n >> 8), char(n)};
             }
@@ -240,7 +240,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             client *c = h.clients.empty() ? nullptr : &h.clients[(a >> 4) % h.clients.size()];
             switch (a % 8) {
                 case 0: h.connect_client(); break;
-                case 1: case 2: case 3:
+                case 1:
+                case 2:
+                case 3:
                     if (c) h.send_to(*c, h.request(in));
                     break;
                 case 4:  // several requests in one send

@@ -43,11 +43,11 @@ constexpr size_t pmi_max_line = 1024;
 
 // What the fake server does for one input.
 struct script {
-    std::string maxes_line;      // the get_maxes reply
+    std::string maxes_line;  // the get_maxes reply
     std::string kvsname;
     long vallen_max = 0, keylen_max = 0;
-    std::string corruptions;     // one byte per command received
-    std::string garbage;         // raw lines for corruption 3
+    std::string corruptions;  // one byte per command received
+    std::string garbage;      // raw lines for corruption 3
 };
 
 // The fake server runs inside the client's waits: this file overrides poll() (the client
@@ -131,8 +131,7 @@ struct fake_server {
         if (cmd == "put") {
             // The client's contract: a put fits the PMI line and vallen_max.
             if (line.size() + 1 > pmi_max_line) {
-                std::fprintf(stderr, "put line of %zu bytes (kvsname %zu bytes)\n", line.size() + 1,
-                             s.kvsname.size());
+                std::fprintf(stderr, "put line of %zu bytes (kvsname %zu bytes)\n", line.size() + 1, s.kvsname.size());
                 ++bad_put_line;
             }
             // Only against limits the client was told honestly: a corrupted get_maxes reply (a
@@ -176,8 +175,10 @@ struct fake_server {
             case 0: send_line(reply); break;
             case 1: {
                 size_t rc = reply.find("rc=0");
-                if (rc != std::string::npos) reply.replace(rc, 4, "rc=1");
-                else reply.insert(reply.size() - 1, " rc=1");
+                if (rc != std::string::npos)
+                    reply.replace(rc, 4, "rc=1");
+                else
+                    reply.insert(reply.size() - 1, " rc=1");
                 ++corrupted;
                 send_line(reply);
                 break;
@@ -244,13 +245,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         sc.keylen_max = static_cast<long>(in.u16() % 2048);
         sc.vallen_max = static_cast<long>(in.u16() % 4096);
         sc.maxes_line = "cmd=maxes kvsname_max=" + std::to_string(kvsname_max) +
-                        " keylen_max=" + std::to_string(sc.keylen_max) +
-                        " vallen_max=" + std::to_string(sc.vallen_max) + "\n";
+            " keylen_max=" + std::to_string(sc.keylen_max) + " vallen_max=" + std::to_string(sc.vallen_max) + "\n";
     }
     // kvsname: a run of one letter of any length (hostile servers included), or text.
     uint16_t name_len = in.u16();
-    if (name_len & 0x8000) sc.kvsname = std::string(in.str());
-    else sc.kvsname = std::string(name_len % 2048, static_cast<char>('a' + name_len % 26));
+    if (name_len & 0x8000)
+        sc.kvsname = std::string(in.str());
+    else
+        sc.kvsname = std::string(name_len % 2048, static_cast<char>('a' + name_len % 26));
     if (sc.kvsname.find_first_of(" \n") != std::string::npos) sc.kvsname.clear();
     std::string key = in.u8() < 200 ? "weft_addr" : std::string(in.str());
     // The key the client puts must not be the one it reads as never put (found by this target).
@@ -266,8 +268,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     g_fd.set(std::to_string(sv[0]));
     g_rank.set(std::to_string(rank));
     g_size.set(std::to_string(nranks));
-    bool usable = kvsname_max > 0 && sc.keylen_max >= 16 && sc.vallen_max >= 64 && !sc.kvsname.empty() &&
-                  !(cfg & 0x40);
+    bool usable = kvsname_max > 0 && sc.keylen_max >= 16 && sc.vallen_max >= 64 && !sc.kvsname.empty() && !(cfg & 0x40);
     g_server.reset(sv[1], sv[0], sc);
     {
         std::unique_ptr<weft::bootstrap> b;
@@ -288,11 +289,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             static const bool verbose = std::getenv("WEFT_FUZZ_VERBOSE") != nullptr;
             if (verbose)
                 std::fprintf(stderr, "pmi1: put %d fence %d get %d (%zu bytes, %s), %d replies corrupted\n", put_ok,
-                             fence_ok, get_ok, got.size(), got == value ? "as put" : "not as put",
-                             g_server.corrupted);
+                             fence_ok, get_ok, got.size(), got == value ? "as put" : "not as put", g_server.corrupted);
             std::string other;
-            if (nranks > 1) FUZZ_CHECK(b->get((rank + 1) % nranks, key, other) != WEFT_SUCCESS ||
-                                       g_server.corrupted != 0);
+            if (nranks > 1)
+                FUZZ_CHECK(b->get((rank + 1) % nranks, key, other) != WEFT_SUCCESS || g_server.corrupted != 0);
             FUZZ_CHECK(b->get(nranks, key, other) == WEFT_ERR_RANK);
             bool never = b->get(rank, "never_put", other) == WEFT_SUCCESS;
             FUZZ_CHECK(!never || g_server.corrupted != 0);  // only a corrupted reply finds it

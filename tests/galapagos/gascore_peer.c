@@ -17,35 +17,34 @@
 
 static int failures;
 
-#define CHECK(call)                                                                               \
-    do {                                                                                          \
-        int rc_ = (call);                                                                         \
-        if (rc_ != WEFT_SUCCESS) {                                                                \
-            char d_[WEFT_MAX_ERROR_STRING + 1] = "";                                              \
-            size_t l_ = 0;                                                                        \
-            weft_error_detail(d_, &l_);                                                           \
-            printf("FAIL: line %d: %s -> %d: %s\n", __LINE__, #call, rc_, d_);                    \
-            fflush(stdout);                                                                       \
-            exit(1);                                                                              \
-        }                                                                                         \
+#define CHECK(call)                                                            \
+    do {                                                                       \
+        int rc_ = (call);                                                      \
+        if (rc_ != WEFT_SUCCESS) {                                             \
+            char d_[WEFT_MAX_ERROR_STRING + 1] = "";                           \
+            size_t l_ = 0;                                                     \
+            weft_error_detail(d_, &l_);                                        \
+            printf("FAIL: line %d: %s -> %d: %s\n", __LINE__, #call, rc_, d_); \
+            fflush(stdout);                                                    \
+            exit(1);                                                           \
+        }                                                                      \
     } while (0)
 
-#define EXPECT(cond, ...)                                                                         \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            printf("FAIL: line %d: ", __LINE__);                                                  \
-            printf(__VA_ARGS__);                                                                  \
-            printf("\n");                                                                         \
-            ++failures;                                                                           \
-        }                                                                                         \
+#define EXPECT(cond, ...)                        \
+    do {                                         \
+        if (!(cond)) {                           \
+            printf("FAIL: line %d: ", __LINE__); \
+            printf(__VA_ARGS__);                 \
+            printf("\n");                        \
+            ++failures;                          \
+        }                                        \
     } while (0)
 
 static unsigned char echoed[256];
 static size_t echoed_len;
 static int echoed_from = -1, echo_calls;
 
-static void on_echo(weft_pgas kernel, const weft_am_info *info, void *user_data)
-{
+static void on_echo(weft_pgas kernel, const weft_am_info *info, void *user_data) {
     (void)kernel;
     (void)user_data;
     echo_calls++;
@@ -54,21 +53,17 @@ static void on_echo(weft_pgas kernel, const weft_am_info *info, void *user_data)
     memcpy(echoed, info->payload, echoed_len);
 }
 
-static void fill(unsigned char *p, size_t n, unsigned seed)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = (unsigned char)(i * 29 + seed * 13 + 1);
+static void fill(unsigned char *p, size_t n, unsigned seed) {
+    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(i * 29 + seed * 13 + 1);
 }
 
 /* Reads back `n` bytes of hardware kernel 1 at `remote` into the segment at `local`. */
-static void get_back(weft_pgas k, size_t remote, size_t n, size_t local)
-{
+static void get_back(weft_pgas k, size_t remote, size_t n, size_t local) {
     CHECK(weft_am_get_long(k, 1, WEFT_AM_H_EMPTY, NULL, 0, remote, n, local, 0));
     CHECK(weft_am_wait_replies(k, 1));
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     CHECK(weft_init(&argc, &argv));
     weft_pgas k = WEFT_PGAS_NULL;
     CHECK(weft_pgas_create(WEFT_COMM_WORLD, SEG, WEFT_INFO_NULL, &k));
@@ -136,19 +131,17 @@ int main(int argc, char **argv)
     fill(hello, sizeof hello, 3);
     CHECK(weft_am_medium(k, 2, H_ECHOED, NULL, 0, hello, sizeof hello, 0));
     CHECK(weft_am_wait_replies(k, 1));
-    for (int i = 0; i < 1000000 && echo_calls == 0; i++)
-        CHECK(weft_pgas_progress(k));
-    EXPECT(echo_calls == 1 && echoed_from == 2 && echoed_len == sizeof hello &&
-               memcmp(echoed, hello, sizeof hello) == 0,
-           "echo: %d calls, from %d, %zu bytes", echo_calls, echoed_from, echoed_len);
+    for (int i = 0; i < 1000000 && echo_calls == 0; i++) CHECK(weft_pgas_progress(k));
+    EXPECT(
+        echo_calls == 1 && echoed_from == 2 && echoed_len == sizeof hello && memcmp(echoed, hello, sizeof hello) == 0,
+        "echo: %d calls, from %d, %zu bytes", echo_calls, echoed_from, echoed_len);
 
     /* What Shoal's format cannot say is refused, and nothing is sent. */
     EXPECT(weft_am_short(k, 1, 16, NULL, 0, 0) == WEFT_ERR_UNSUPPORTED, "handler 16 to hardware");
     EXPECT(weft_am_long_seg(k, 1, WEFT_AM_H_EMPTY, NULL, 0, 0, 9000, 0, 0) != WEFT_SUCCESS,
            "a 9000-byte Long to hardware (above max Long)");
     weft_am_piece big[1] = {{0, 5000}};
-    EXPECT(weft_am_long_vectored(k, 1, WEFT_AM_H_EMPTY, NULL, 0, big, 1, big, 1, 0) ==
-               WEFT_ERR_UNSUPPORTED,
+    EXPECT(weft_am_long_vectored(k, 1, WEFT_AM_H_EMPTY, NULL, 0, big, 1, big, 1, 0) == WEFT_ERR_UNSUPPORTED,
            "a vectored piece of 5000 bytes to hardware");
     uint64_t bad = 0;
     CHECK(weft_pgas_bad_packets(k, &bad));

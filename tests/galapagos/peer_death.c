@@ -15,17 +15,14 @@
 
 #define BIG (64u << 20)
 
-static int fail_line(const char *what, int rc)
-{
+static int fail_line(const char *what, int rc) {
     printf("FAIL: %s returned %d\n", what, rc);
     fflush(stdout);
     _exit(1);
 }
 
-int main(int argc, char **argv)
-{
-    if (weft_init(&argc, &argv) != WEFT_SUCCESS)
-        return 1;
+int main(int argc, char **argv) {
+    if (weft_init(&argc, &argv) != WEFT_SUCCESS) return 1;
     int rank = -1, size = 0;
     weft_comm_rank(WEFT_COMM_WORLD, &rank);
     weft_comm_size(WEFT_COMM_WORLD, &size);
@@ -36,8 +33,7 @@ int main(int argc, char **argv)
     int notice = 7;
     if (rank == 1) {
         int rc = weft_send(&notice, 1, WEFT_INT, 0, 1, WEFT_COMM_WORLD);
-        if (rc != WEFT_SUCCESS)
-            fail_line("rank 1: weft_send", rc);
+        if (rc != WEFT_SUCCESS) fail_line("rank 1: weft_send", rc);
         _exit(0); /* dies: no finalize, sockets closed by the kernel */
     }
     int got = 0, rc;
@@ -48,13 +44,12 @@ int main(int argc, char **argv)
     char *big = calloc(1, BIG);
     weft_request req = WEFT_REQUEST_NULL;
     rc = weft_isend(big, BIG, WEFT_BYTE, 1, 2, WEFT_COMM_WORLD, &req);
-    if (rc == WEFT_SUCCESS)
-        rc = weft_wait(&req, WEFT_STATUS_IGNORE);
+    if (rc == WEFT_SUCCESS) rc = weft_wait(&req, WEFT_STATUS_IGNORE);
     double t1 = weft_wtime();
     int small_rc = weft_send(&notice, 1, WEFT_INT, 1, 3, WEFT_COMM_WORLD);
     double t2 = weft_wtime();
-    printf("peer death: large send -> %d after %.3f s, small send -> %d after %.3f s (from the notice)\n",
-           rc, t1 - t0, small_rc, t2 - t0);
+    printf("peer death: large send -> %d after %.3f s, small send -> %d after %.3f s (from the notice)\n", rc, t1 - t0,
+           small_rc, t2 - t0);
     int ok = rc == WEFT_ERR_PROC_FAILED && small_rc == WEFT_ERR_PROC_FAILED && t2 - t0 < 10.0;
     printf("%s\n", ok ? "PASS" : "FAIL");
     fflush(stdout);

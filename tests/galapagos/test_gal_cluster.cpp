@@ -29,10 +29,12 @@ std::string with_node(const std::string &node) {
     return "{\n"
            "  \"nodes\": [\n"
            "    {\"node\": 0, \"type\": \"sw\", \"address\": \"127.0.0.1:7000\"},\n"
-           "    " + node + "\n"
-           "  ],\n"
-           "  \"kernels\": []\n"
-           "}\n";
+           "    " +
+        node +
+        "\n"
+        "  ],\n"
+        "  \"kernels\": []\n"
+        "}\n";
 }
 
 // A file with nodes 0 (sw) and 1 (hw), kernel 0 on line 7, then `kernel` (one line) on line 8.
@@ -44,9 +46,11 @@ std::string with_kernel(const std::string &kernel) {
            "  ],\n"
            "  \"kernels\": [\n"
            "    {\"id\": 0, \"node\": 0},\n"
-           "    " + kernel + "\n"
-           "  ]\n"
-           "}\n";
+           "    " +
+        kernel +
+        "\n"
+        "  ]\n"
+        "}\n";
 }
 
 const char *const VALID = R"({
@@ -156,8 +160,7 @@ TEST(GalCluster, MissingOrWrongLists) {
     EXPECT_EQ(refused("{\n\"nodes\": []\n}"), "cluster.json:1: missing \"kernels\"");
     EXPECT_EQ(refused("{\n\"nodes\": {},\n\"kernels\": []}"),
               "cluster.json:2: \"nodes\" must be an array, not an object");
-    EXPECT_EQ(refused("{\"nodes\": [],\n\"kernels\": null}"),
-              "cluster.json:2: \"kernels\" must be an array, not null");
+    EXPECT_EQ(refused("{\"nodes\": [],\n\"kernels\": null}"), "cluster.json:2: \"kernels\" must be an array, not null");
 }
 
 TEST(GalCluster, UnknownKey) {
@@ -209,9 +212,8 @@ TEST(GalCluster, BadAddress) {
     auto node = [](const std::string &type, const std::string &address) {
         return refused(with_node("{\"node\": 1, \"type\": \"" + type + "\", \"address\": " + address + "}"));
     };
-    for (std::string bad : {"localhost:7000", "10.0.0:7000", "10.0.0.256", "10.0.0.1:", "10.0.0.1:x7",
-                            "10.0.0.1:-7", "10.0.0.1:+7", "10.0.0.1:7:7", "10.0.0.1:123456", "", " 10.0.0.1",
-                            "10.0.0.1\\u0000x:7"}) {
+    for (std::string bad : {"localhost:7000", "10.0.0:7000", "10.0.0.256", "10.0.0.1:", "10.0.0.1:x7", "10.0.0.1:-7",
+                            "10.0.0.1:+7", "10.0.0.1:7:7", "10.0.0.1:123456", "", " 10.0.0.1", "10.0.0.1\\u0000x:7"}) {
         EXPECT_EQ(node("sw", "\"" + bad + "\""),
                   "cluster.json:4: node 1: address \"" + bad + "\" is not \"IPv4:port\"");
     }
@@ -228,12 +230,9 @@ TEST(GalCluster, HardwareNodeNeedsPort) {
 }
 
 TEST(GalCluster, UnknownNode) {
-    EXPECT_EQ(refused(with_kernel("{\"id\": 3, \"node\": 9}")),
-              "cluster.json:8: kernel 3: node 9 is not defined");
-    EXPECT_EQ(refused(with_kernel("{\"id\": 3, \"node\": -1}")),
-              "cluster.json:8: kernel 3: node -1 is not defined");
-    EXPECT_EQ(refused(with_kernel("{\"id\": 3, \"node\": 256}")),
-              "cluster.json:8: kernel 3: node 256 is not defined");
+    EXPECT_EQ(refused(with_kernel("{\"id\": 3, \"node\": 9}")), "cluster.json:8: kernel 3: node 9 is not defined");
+    EXPECT_EQ(refused(with_kernel("{\"id\": 3, \"node\": -1}")), "cluster.json:8: kernel 3: node -1 is not defined");
+    EXPECT_EQ(refused(with_kernel("{\"id\": 3, \"node\": 256}")), "cluster.json:8: kernel 3: node 256 is not defined");
     // The example of the header comment, verbatim.
     EXPECT_EQ(refused("{\n\"nodes\": [\n{\"node\": 0, \"type\": \"sw\", \"address\": \"127.0.0.1\"}\n],\n"
                       "\"kernels\": [\n{\"id\": 0, \"node\": 0},\n{\"id\": 3, \"node\": 9}\n]\n}\n"),
@@ -245,8 +244,7 @@ TEST(GalCluster, MissingKeys) {
               "cluster.json:4: nodes[1]: missing \"node\"");
     EXPECT_EQ(refused(with_node("{\"node\": 1, \"address\": \"127.0.0.1\"}")),
               "cluster.json:4: node 1: missing \"type\"");
-    EXPECT_EQ(refused(with_node("{\"node\": 1, \"type\": \"sw\"}")),
-              "cluster.json:4: node 1: missing \"address\"");
+    EXPECT_EQ(refused(with_node("{\"node\": 1, \"type\": \"sw\"}")), "cluster.json:4: node 1: missing \"address\"");
     EXPECT_EQ(refused(with_kernel("{\"node\": 1}")), "cluster.json:8: kernels[1]: missing \"id\"");
     EXPECT_EQ(refused(with_kernel("{\"id\": 5}")), "cluster.json:8: kernel 5: missing \"node\"");
 }
@@ -270,21 +268,21 @@ TEST(GalCluster, WrongJsonTypes) {
 
 // Value errors point at the value's line, missing keys and duplicates at the entry's '{'.
 TEST(GalCluster, LinesWithinAnEntry) {
-    const std::string spread = "{\n"
-                               "  \"nodes\": [\n"
-                               "    {\n"
-                               "      \"type\": \"hw\",\n"
-                               "      \"address\": \"10.0.0.2\",\n"
-                               "      \"node\": 300\n"  // a number read one byte ahead: the '\n'
-                               "    }\n"
-                               "  ],\n"
-                               "  \"kernels\": []\n"
-                               "}\n";
+    const std::string spread =
+        "{\n"
+        "  \"nodes\": [\n"
+        "    {\n"
+        "      \"type\": \"hw\",\n"
+        "      \"address\": \"10.0.0.2\",\n"
+        "      \"node\": 300\n"  // a number read one byte ahead: the '\n'
+        "    }\n"
+        "  ],\n"
+        "  \"kernels\": []\n"
+        "}\n";
     EXPECT_EQ(refused(spread), "cluster.json:6: nodes[0]: node index 300 is out of range 0..255");
     std::string bad_address = spread;
     bad_address.replace(bad_address.find("300"), 3, "4");
-    EXPECT_EQ(refused(bad_address),
-              "cluster.json:5: node 4: address \"10.0.0.2\": a hardware node needs a port");
+    EXPECT_EQ(refused(bad_address), "cluster.json:5: node 4: address \"10.0.0.2\": a hardware node needs a port");
     std::string no_address = bad_address;
     no_address.replace(no_address.find("\"address\""), 9, "\"addr\"");
     EXPECT_EQ(refused(no_address), "cluster.json:5: node 4: unknown key \"addr\"");

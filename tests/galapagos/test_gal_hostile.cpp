@@ -32,18 +32,15 @@ namespace {
 std::mutex log_lock;
 std::vector<std::string> log_lines;
 
-void host_log(int, const char *, const char *message)
-{
+void host_log(int, const char *, const char *message) {
     std::lock_guard<std::mutex> g(log_lock);
     log_lines.emplace_back(message);
 }
 
-int log_count(const char *needle)
-{
+int log_count(const char *needle) {
     std::lock_guard<std::mutex> g(log_lock);
     int n = 0;
-    for (auto &l : log_lines)
-        n += l.find(needle) != std::string::npos;
+    for (auto &l : log_lines) n += l.find(needle) != std::string::npos;
     return n;
 }
 
@@ -54,17 +51,15 @@ struct Completion {
     weft_fabric_completion_t c{};
 };
 
-void on_complete(void *context, const weft_fabric_completion_t *c)
-{
+void on_complete(void *context, const weft_fabric_completion_t *c) {
     auto *done = static_cast<Completion *>(context);
     done->c = *c;
     done->calls.fetch_add(1);
 }
 
 class Hostile : public ::testing::Test {
-protected:
-    void SetUp() override
-    {
+  protected:
+    void SetUp() override {
         {
             std::lock_guard<std::mutex> g(log_lock);
             log_lines.clear();
@@ -89,26 +84,19 @@ protected:
         ASSERT_EQ(ops_->ep_connect(a_, b_address_, len, &a_to_b_), WEFT_PLUGIN_OK);
     }
 
-    void TearDown() override
-    {
+    void TearDown() override {
         if (ops_) {
-            if (a_to_b_)
-                ops_->ep_disconnect(a_, a_to_b_);
-            if (a_)
-                ops_->ep_close(a_);
-            if (b_)
-                ops_->ep_close(b_);
-            if (fabric_)
-                ops_->finalize(fabric_);
+            if (a_to_b_) ops_->ep_disconnect(a_, a_to_b_);
+            if (a_) ops_->ep_close(a_);
+            if (b_) ops_->ep_close(b_);
+            if (fabric_) ops_->finalize(fabric_);
         }
-        if (dl_)
-            dlclose(dl_);
+        if (dl_) dlclose(dl_);
         unsetenv("WEFT_GALAPAGOS_LOOPBACK");
     }
 
     /* A raw connection to b's node. */
-    int raw_connect()
-    {
+    int raw_connect() {
         int fd = socket(AF_INET, SOCK_STREAM, 0);
         sockaddr_in sa{};
         sa.sin_family = AF_INET;
@@ -118,13 +106,11 @@ protected:
         return fd;
     }
 
-    void send_all(int fd, const void *p, size_t n)
-    {
+    void send_all(int fd, const void *p, size_t n) {
         ASSERT_EQ(send(fd, p, n, MSG_NOSIGNAL), ssize_t(n)) << strerror(errno);
     }
 
-    void send_hello(int fd, uint64_t token, const char *magic = gal::hello_magic)
-    {
+    void send_hello(int fd, uint64_t token, const char *magic = gal::hello_magic) {
         gal::handshake h{};
         memcpy(h.magic, magic, 8);
         h.version = gal::protocol_version;
@@ -136,17 +122,14 @@ protected:
     }
 
     /* True when the node answered the hello with a welcome. */
-    bool welcomed(int fd)
-    {
+    bool welcomed(int fd) {
         uint8_t raw[gal::handshake_bytes];
         size_t got = 0;
         while (got < sizeof raw) {
             pollfd p{fd, POLLIN, 0};
-            if (poll(&p, 1, 10000) != 1)
-                return false;
+            if (poll(&p, 1, 10000) != 1) return false;
             ssize_t k = recv(fd, raw + got, sizeof raw - got, 0);
-            if (k <= 0)
-                return false;
+            if (k <= 0) return false;
             got += size_t(k);
         }
         gal::handshake w;
@@ -155,12 +138,11 @@ protected:
     }
 
     /* Progresses both endpoints until pred holds (10 s at most). */
-    template <class Pred> bool progress_until(Pred pred)
-    {
+    template <class Pred>
+    bool progress_until(Pred pred) {
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         while (!pred()) {
-            if (std::chrono::steady_clock::now() > deadline)
-                return false;
+            if (std::chrono::steady_clock::now() > deadline) return false;
             ops_->ep_progress(a_);
             ops_->ep_progress(b_);
         }
@@ -168,11 +150,9 @@ protected:
     }
 
     /* The node still works: a message from a to b arrives whole. */
-    void expect_node_serves(uint64_t tag)
-    {
+    void expect_node_serves(uint64_t tag) {
         std::vector<uint8_t> out(20000), in(20000);
-        for (size_t i = 0; i < out.size(); ++i)
-            out[i] = uint8_t(i * 7 + tag);
+        for (size_t i = 0; i < out.size(); ++i) out[i] = uint8_t(i * 7 + tag);
         Completion r, s;
         ASSERT_EQ(ops_->tag_recv(b_, in.data(), in.size(), tag, 0, &r), WEFT_PLUGIN_OK);
         ASSERT_EQ(ops_->tag_send(a_, a_to_b_, out.data(), out.size(), tag, &s), WEFT_PLUGIN_OK);
@@ -182,8 +162,7 @@ protected:
     }
 
     /* The fabric's counters of hostile input (ABI 1.4 stats). */
-    weft_fabric_stats_t stats()
-    {
+    weft_fabric_stats_t stats() {
         weft_fabric_stats_t st{};
         st.struct_size = sizeof st;
         EXPECT_NE(ops_->stats, nullptr);
@@ -194,8 +173,7 @@ protected:
     }
 
     /* Progresses until the node has logged needle (or 10 s). */
-    bool logged(const char *needle)
-    {
+    bool logged(const char *needle) {
         return progress_until([&] { return log_count(needle) > 0; });
     }
 
@@ -208,8 +186,7 @@ protected:
     gal::address b_addr_;
 };
 
-uint64_t header(uint8_t dest, uint8_t src, uint16_t flits, uint8_t kind)
-{
+uint64_t header(uint8_t dest, uint8_t src, uint16_t flits, uint8_t kind) {
     gal::packet_header h;
     h.dest = dest;
     h.src = src;
@@ -218,8 +195,7 @@ uint64_t header(uint8_t dest, uint8_t src, uint16_t flits, uint8_t kind)
     return gal::header_encode(h);
 }
 
-TEST_F(Hostile, WrongTokenIsRefusedAndLogged)
-{
+TEST_F(Hostile, WrongTokenIsRefusedAndLogged) {
     int fd = raw_connect();
     send_hello(fd, b_addr_.token + 1);
     EXPECT_FALSE(welcomed(fd)) << "a hello with the wrong token got a welcome";
@@ -230,8 +206,7 @@ TEST_F(Hostile, WrongTokenIsRefusedAndLogged)
     expect_node_serves(1);
 }
 
-TEST_F(Hostile, BadMagicIsRefused)
-{
+TEST_F(Hostile, BadMagicIsRefused) {
     int fd = raw_connect();
     send_hello(fd, b_addr_.token, "GET / HT");
     EXPECT_FALSE(welcomed(fd));
@@ -240,8 +215,7 @@ TEST_F(Hostile, BadMagicIsRefused)
     expect_node_serves(2);
 }
 
-TEST_F(Hostile, ShortHandshakeIsRefused)
-{
+TEST_F(Hostile, ShortHandshakeIsRefused) {
     int fd = raw_connect();
     send_all(fd, "WEFT", 4);
     shutdown(fd, SHUT_WR);
@@ -261,8 +235,7 @@ struct BadFrame {
 
 class HostileFrames : public Hostile, public ::testing::WithParamInterface<BadFrame> {};
 
-TEST_P(HostileFrames, AreDroppedAndLoggedWithoutACrash)
-{
+TEST_P(HostileFrames, AreDroppedAndLoggedWithoutACrash) {
     const BadFrame &bad = GetParam();
     int fd = raw_connect();
     send_hello(fd, b_addr_.token);
@@ -272,8 +245,7 @@ TEST_P(HostileFrames, AreDroppedAndLoggedWithoutACrash)
         gal::put_u64(buf, w);
         send_all(fd, buf, 8);
     }
-    if (bad.close_after)
-        shutdown(fd, SHUT_WR);
+    if (bad.close_after) shutdown(fd, SHUT_WR);
     EXPECT_TRUE(logged(bad.logged)) << bad.name;
     EXPECT_GE(stats().dropped_packets, 1u) << bad.name;
     EXPECT_EQ(stats().refused_connections, 0u) << bad.name;
@@ -287,21 +259,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadFrame{"reserved_bits", {uint64_t(1) << 50}, false, "reserved header bits"},
         BadFrame{"unknown_kind", {header(0, 0, 0, 7)}, false, "unknown packet kind"},
         BadFrame{"oversized", {uint64_t(2000)}, false, "above 1124 flits"},
-        BadFrame{"truncated", {header(0, 0, 10, gal::KIND_MSG_FIRST), 1, 2, 3}, true,
-                 "closed in the middle"},
-        BadFrame{"first_too_short", {header(0, 0, 1, gal::KIND_MSG_FIRST), 0}, false,
-                 "shorter than its two header flits"},
-        BadFrame{"first_size_mismatch", {header(0, 0, 3, gal::KIND_MSG_FIRST), 5, 64, 0},
-                 false, "does not match the message length"},
-        BadFrame{"orphan_continuation", {header(0, 0, 1, gal::KIND_MSG_NEXT), 0}, false,
-                 "without its message"}),
+        BadFrame{"truncated", {header(0, 0, 10, gal::KIND_MSG_FIRST), 1, 2, 3}, true, "closed in the middle"},
+        BadFrame{
+            "first_too_short", {header(0, 0, 1, gal::KIND_MSG_FIRST), 0}, false, "shorter than its two header flits"},
+        BadFrame{"first_size_mismatch",
+                 {header(0, 0, 3, gal::KIND_MSG_FIRST), 5, 64, 0},
+                 false,
+                 "does not match the message length"},
+        BadFrame{"orphan_continuation", {header(0, 0, 1, gal::KIND_MSG_NEXT), 0}, false, "without its message"}),
     [](const ::testing::TestParamInfo<BadFrame> &i) { return std::string(i.param.name); });
 
 /* Packets the node cannot use but can skip whole (a raw Galapagos packet for a kernel it does
  * not host, a message for an empty slot) leave the stream in step: a good message sent after
  * them on the same raw connection is delivered. */
-TEST_F(Hostile, SkippablePacketsKeepTheStreamInStep)
-{
+TEST_F(Hostile, SkippablePacketsKeepTheStreamInStep) {
     int fd = raw_connect();
     send_hello(fd, b_addr_.token);
     ASSERT_TRUE(welcomed(fd));
@@ -309,13 +280,20 @@ TEST_F(Hostile, SkippablePacketsKeepTheStreamInStep)
     Completion r;
     ASSERT_EQ(ops_->tag_recv(b_, &got, 8, 0x77, 0, &r), WEFT_PLUGIN_OK);
     std::vector<uint64_t> words = {
-        header(9, 1, 2, gal::KIND_RAW), 0xdead, 0xbeef,           /* raw packet */
-        header(200, 1, 3, gal::KIND_MSG_FIRST), 0x77, 8, value,    /* slot 200 is empty */
-        header(b_addr_.slot, 1, 3, gal::KIND_MSG_FIRST), 0x77, 8, value /* the good one */
+        header(9, 1, 2, gal::KIND_RAW),
+        0xdead,
+        0xbeef, /* raw packet */
+        header(200, 1, 3, gal::KIND_MSG_FIRST),
+        0x77,
+        8,
+        value, /* slot 200 is empty */
+        header(b_addr_.slot, 1, 3, gal::KIND_MSG_FIRST),
+        0x77,
+        8,
+        value /* the good one */
     };
     std::vector<uint8_t> bytes(words.size() * 8);
-    for (size_t i = 0; i < words.size(); ++i)
-        gal::put_u64(bytes.data() + 8 * i, words[i]);
+    for (size_t i = 0; i < words.size(); ++i) gal::put_u64(bytes.data() + 8 * i, words[i]);
     send_all(fd, bytes.data(), bytes.size());
     ASSERT_TRUE(progress_until([&] { return r.calls == 1; }));
     EXPECT_EQ(got, value);
@@ -327,8 +305,7 @@ TEST_F(Hostile, SkippablePacketsKeepTheStreamInStep)
 
 /* A connection dropped under a live peer (here: shut down from outside the plugin) is
  * replaced by a new one on the next send, which then arrives. */
-TEST_F(Hostile, ReconnectsAfterADroppedConnection)
-{
+TEST_F(Hostile, ReconnectsAfterADroppedConnection) {
     expect_node_serves(10); /* a's node now has a connection to its own listener */
     int dropped = 0;
     DIR *d = opendir("/proc/self/fd");
@@ -340,8 +317,7 @@ TEST_F(Hostile, ReconnectsAfterADroppedConnection)
         sockaddr_in peer{}, self{};
         socklen_t len = sizeof peer, self_len = sizeof self;
         if (fd <= 2 || getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &len) != 0 ||
-            getsockname(fd, reinterpret_cast<sockaddr *>(&self), &self_len) != 0 ||
-            peer.sin_family != AF_INET ||
+            getsockname(fd, reinterpret_cast<sockaddr *>(&self), &self_len) != 0 || peer.sin_family != AF_INET ||
             (ntohs(peer.sin_port) != b_addr_.port && ntohs(self.sin_port) != b_addr_.port))
             continue;
         shutdown(fd, SHUT_RDWR);
@@ -360,8 +336,7 @@ TEST_F(Hostile, ReconnectsAfterADroppedConnection)
  * into freed memory (found by soak.short.galapagos under ThreadSanitizer).  A race: with that
  * bug, AddressSanitizer reported it here in 6 of 8 runs (when b's own progress does the
  * reading, nothing races).  Every receive must complete once, with its own tag. */
-TEST_F(Hostile, EmptyUnexpectedMessagesRaceReceivesOfAnotherThread)
-{
+TEST_F(Hostile, EmptyUnexpectedMessagesRaceReceivesOfAnotherThread) {
     constexpr int n = 20000;
     std::unique_ptr<Completion[]> sends(new Completion[n]), recvs(new Completion[n]);
     std::atomic<bool> stop{false};
@@ -373,8 +348,7 @@ TEST_F(Hostile, EmptyUnexpectedMessagesRaceReceivesOfAnotherThread)
             sent = i + 1;
             ops_->ep_progress(a_);
         }
-        while (!stop)
-            ops_->ep_progress(a_);
+        while (!stop) ops_->ep_progress(a_);
     });
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     bool timed_out = false;
@@ -382,8 +356,7 @@ TEST_F(Hostile, EmptyUnexpectedMessagesRaceReceivesOfAnotherThread)
     for (int i = 0; i < n && !timed_out && refused == WEFT_PLUGIN_OK; ++i) {
         /* Post as soon as the message may be on its way: the reader is then often between
          * queuing it and finishing it. */
-        while (sent.load() <= i)
-            std::this_thread::yield();
+        while (sent.load() <= i) std::this_thread::yield();
         refused = ops_->tag_recv(b_, nullptr, 0, uint64_t(i), 0, &recvs[i]);
         while (refused == WEFT_PLUGIN_OK && recvs[i].calls.load() == 0) {
             if (std::chrono::steady_clock::now() > deadline) {
@@ -395,12 +368,10 @@ TEST_F(Hostile, EmptyUnexpectedMessagesRaceReceivesOfAnotherThread)
     }
     while (!timed_out && refused == WEFT_PLUGIN_OK && [&] {
         for (int i = 0; i < n; ++i)
-            if (sends[i].calls.load() == 0)
-                return true;
+            if (sends[i].calls.load() == 0) return true;
         return false;
     }()) {
-        if (std::chrono::steady_clock::now() > deadline)
-            timed_out = true;
+        if (std::chrono::steady_clock::now() > deadline) timed_out = true;
         std::this_thread::yield();
     }
     stop = true;
@@ -416,4 +387,4 @@ TEST_F(Hostile, EmptyUnexpectedMessagesRaceReceivesOfAnotherThread)
     }
 }
 
-} // namespace
+}  // namespace

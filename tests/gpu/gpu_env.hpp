@@ -169,7 +169,7 @@ std::string mismatches(const std::vector<T> &got, size_t n, F want) {
         if (!(got[i] == want(i)) && bad++ == 0) first = i;
     if (bad == 0) return "";
     return std::to_string(bad) + " of " + std::to_string(n) + " elements wrong; first at " + std::to_string(first) +
-           ": got " + std::to_string(got[first]) + ", want " + std::to_string(want(first));
+        ": got " + std::to_string(got[first]) + ", want " + std::to_string(want(first));
 }
 
 // main()'s status: 77 when every test that was to run skipped (ctest's SKIP_RETURN_CODE).
@@ -181,10 +181,10 @@ inline int exit_status(int gtest_rc) {
 
 }  // namespace gpu_test
 
-#define GPU_TEST_MAIN(NAME)                                                       \
-    int main(int argc, char **argv) {                                             \
-        ::testing::InitGoogleTest(&argc, argv);                                   \
-        streams_test::parse_args(&argc, argv);                                    \
-        ::testing::AddGlobalTestEnvironment(new gpu_test::environment(NAME));     \
-        return gpu_test::exit_status(RUN_ALL_TESTS());                            \
+#define GPU_TEST_MAIN(NAME)                                                   \
+    int main(int argc, char **argv) {                                         \
+        ::testing::InitGoogleTest(&argc, argv);                               \
+        streams_test::parse_args(&argc, argv);                                \
+        ::testing::AddGlobalTestEnvironment(new gpu_test::environment(NAME)); \
+        return gpu_test::exit_status(RUN_ALL_TESTS());                        \
     }

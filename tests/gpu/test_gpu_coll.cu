@@ -59,8 +59,8 @@ TEST_P(AllreduceMinloc, FloatInt) {
     ASSERT_CUDA(cudaMemcpyAsync(contrib, mine.data(), n * sizeof(float_int), cudaMemcpyHostToDevice, cs_));
     if (!in_place) ASSERT_CUDA(cudaMemsetAsync(recv.get(), 0xff, n * sizeof(float_int), cs_));
     step("weft_allreduce_enqueue MINLOC");
-    int rc = weft_allreduce_enqueue(in_place ? WEFT_IN_PLACE : send.get(), recv.get(), n, WEFT_FLOAT_INT, WEFT_MINLOC,
-                                    c_);
+    int rc =
+        weft_allreduce_enqueue(in_place ? WEFT_IN_PLACE : send.get(), recv.get(), n, WEFT_FLOAT_INT, WEFT_MINLOC, c_);
     ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
     sync("allreduce_enqueue MINLOC");
     std::vector<float_int> got = recv.to_host();

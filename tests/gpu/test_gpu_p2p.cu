@@ -193,8 +193,8 @@ TEST_F(GpuP2P, IrecvWaitallDevice) {
         sync("irecv_enqueue x4 + waitall_enqueue + kernels");
         for (int i = 0; i < k; ++i) {
             const int t = tags[i];
-            EXPECT_EQ(mismatches(bufs[i]->to_host(), sizes[i], [&](size_t j) { return 5 * static_cast<int>(j) + t + 1; }),
-                      "")
+            EXPECT_EQ(
+                mismatches(bufs[i]->to_host(), sizes[i], [&](size_t j) { return 5 * static_cast<int>(j) + t + 1; }), "")
                 << "message " << i << " (tag " << t << ")";
             EXPECT_EQ(st[i].source, 0) << i;
             EXPECT_EQ(st[i].tag, t) << i;

@@ -17,8 +17,7 @@ using namespace std::chrono_literals;
 struct hostq_runtime : ::testing::Test {
     hostq_t *q = nullptr;
     void SetUp() override { ASSERT_EQ(hostq_create(&q), HOSTQ_OK); }
-    void TearDown() override
-    {
+    void TearDown() override {
         if (q) {
             EXPECT_TRUE(hostq_test_destroy(q)) << "queue still busy: leaked";
         }
@@ -32,29 +31,18 @@ struct order_step {
     order_log *log;
     int id;
 };
-void order_append(void *arg)
-{
+void order_append(void *arg) {
     auto *s = static_cast<order_step *>(arg);
     s->log->seen.push_back(s->id);
 }
 
-void atomic_inc(void *arg)
-{
-    static_cast<std::atomic<int> *>(arg)->fetch_add(1);
-}
+void atomic_inc(void *arg) { static_cast<std::atomic<int> *>(arg)->fetch_add(1); }
 
-void atomic_set(void *arg)
-{
-    static_cast<std::atomic<int> *>(arg)->store(1);
-}
+void atomic_set(void *arg) { static_cast<std::atomic<int> *>(arg)->store(1); }
 
-void store_word(volatile uint32_t *w, uint32_t v)
-{
-    __atomic_store_n(w, v, __ATOMIC_RELEASE);
-}
+void store_word(volatile uint32_t *w, uint32_t v) { __atomic_store_n(w, v, __ATOMIC_RELEASE); }
 
-double cpu_seconds()
-{
+double cpu_seconds() {
     timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
@@ -62,8 +50,7 @@ double cpu_seconds()
 
 // Launches, host functions and copies run in the order enqueued, each exactly once; a delay
 // per operation gives a reordering bug time to show.
-TEST_F(hostq_runtime, LaunchesAndCopiesRunInOrder)
-{
+TEST_F(hostq_runtime, LaunchesAndCopiesRunInOrder) {
     for (unsigned delay : {0u, 50u}) {
         ASSERT_EQ(hostq_set_delay_us(q, delay), HOSTQ_OK);
         uint64_t before = hostq_ops_executed(q);
@@ -76,10 +63,14 @@ TEST_F(hostq_runtime, LaunchesAndCopiesRunInOrder)
             auto launch = i % 2 ? hostq_launch_host_func : hostq_launch;
             ASSERT_EQ(launch(q, order_append, &steps[i]), HOSTQ_OK);
             // The copy reads src[i] after the previous kernel ran: it records the log length.
-            ASSERT_EQ(hostq_launch(q, [](void *a) {
-                          auto *s = static_cast<order_step *>(a);
-                          s->id = static_cast<int>(s->log->seen.size());
-                      }, &steps[i]), HOSTQ_OK);
+            ASSERT_EQ(hostq_launch(
+                          q,
+                          [](void *a) {
+                              auto *s = static_cast<order_step *>(a);
+                              s->id = static_cast<int>(s->log->seen.size());
+                          },
+                          &steps[i]),
+                      HOSTQ_OK);
             ASSERT_EQ(hostq_memcpy_async(q, &dst[i], &steps[i].id, sizeof(uint32_t)), HOSTQ_OK);
         }
         ASSERT_EQ(hostq_synchronize_timeout(q, hostq_test_sync_us), HOSTQ_OK);
@@ -93,12 +84,10 @@ TEST_F(hostq_runtime, LaunchesAndCopiesRunInOrder)
     }
 }
 
-TEST_F(hostq_runtime, CopyBetweenMemoryKinds)
-{
+TEST_F(hostq_runtime, CopyBetweenMemoryKinds) {
     constexpr size_t n = 4096;
     std::vector<unsigned char> host(n), back(n, 0);
-    for (size_t i = 0; i < n; i++)
-        host[i] = static_cast<unsigned char>(i * 7 + 1);
+    for (size_t i = 0; i < n; i++) host[i] = static_cast<unsigned char>(i * 7 + 1);
     void *dev = hostq_malloc_device(n);
     void *pinned = hostq_malloc_host(n);
     ASSERT_NE(dev, nullptr);
@@ -115,8 +104,7 @@ TEST_F(hostq_runtime, CopyBetweenMemoryKinds)
 }
 
 // A wait holds back everything after it until another thread writes the word.
-TEST_F(hostq_runtime, WaitValueBlocksUntilWritten)
-{
+TEST_F(hostq_runtime, WaitValueBlocksUntilWritten) {
     alignas(4) volatile uint32_t word = 0;
     std::atomic<int> after{0};
     ASSERT_EQ(hostq_wait_value32(q, &word, 5), HOSTQ_OK);
@@ -142,8 +130,7 @@ TEST_F(hostq_runtime, WaitValueBlocksUntilWritten)
 }
 
 // Without hostq_notify the poll still sees the word (the backoff is bounded).
-TEST_F(hostq_runtime, WaitValueSeesWriteWithoutNotify)
-{
+TEST_F(hostq_runtime, WaitValueSeesWriteWithoutNotify) {
     alignas(4) volatile uint32_t word = 0;
     std::atomic<int> after{0};
     ASSERT_EQ(hostq_wait_value32(q, &word, 1), HOSTQ_OK);
@@ -155,8 +142,7 @@ TEST_F(hostq_runtime, WaitValueSeesWriteWithoutNotify)
 }
 
 // Serial compare: 0x10 is "after" 0xFFFFFFF0 across the wrap, and not the other way round.
-TEST_F(hostq_runtime, WaitValueComparesSeriallyAcrossWrap)
-{
+TEST_F(hostq_runtime, WaitValueComparesSeriallyAcrossWrap) {
     alignas(4) volatile uint32_t word = 0xFFFFFFF0u;
     std::atomic<int> after{0};
     ASSERT_EQ(hostq_wait_value32(q, &word, 0x10), HOSTQ_OK);  // >= with unsigned would pass
@@ -175,8 +161,7 @@ TEST_F(hostq_runtime, WaitValueComparesSeriallyAcrossWrap)
 }
 
 // One queue's write_value32 releases another queue's wait (woken without hostq_notify).
-TEST_F(hostq_runtime, WriteValueOnOneQueueReleasesAnother)
-{
+TEST_F(hostq_runtime, WriteValueOnOneQueueReleasesAnother) {
     hostq_t *q2 = nullptr;
     ASSERT_EQ(hostq_create(&q2), HOSTQ_OK);
     alignas(4) volatile uint32_t word = 0;
@@ -192,8 +177,7 @@ TEST_F(hostq_runtime, WriteValueOnOneQueueReleasesAnother)
     EXPECT_TRUE(hostq_test_destroy(q2)) << "queue still busy: leaked";
 }
 
-TEST(hostq_memory, PointerKinds)
-{
+TEST(hostq_memory, PointerKinds) {
     constexpr size_t n = 1000;
     auto *dev = static_cast<char *>(hostq_malloc_device(n));
     auto *pinned = static_cast<char *>(hostq_malloc_host(n));
@@ -225,8 +209,7 @@ TEST(hostq_memory, PointerKinds)
     EXPECT_EQ(hostq_free_device(z), HOSTQ_OK);
 }
 
-TEST(hostq_memory, PointerKindsFromManyThreads)
-{
+TEST(hostq_memory, PointerKindsFromManyThreads) {
     std::vector<std::thread> threads;
     std::atomic<int> wrong{0};
     for (int t = 0; t < 4; t++)
@@ -235,26 +218,21 @@ TEST(hostq_memory, PointerKindsFromManyThreads)
                 bool dev = (i + t) % 2;
                 void *p = dev ? hostq_malloc_device(64) : hostq_malloc_host(64);
                 int want = dev ? HOSTQ_PTR_DEVICE : HOSTQ_PTR_PINNED;
-                if (!p || hostq_pointer_kind(static_cast<char *>(p) + 63) != want)
-                    wrong++;
-                if ((dev ? hostq_free_device(p) : hostq_free_host(p)) != HOSTQ_OK)
-                    wrong++;
+                if (!p || hostq_pointer_kind(static_cast<char *>(p) + 63) != want) wrong++;
+                if ((dev ? hostq_free_device(p) : hostq_free_host(p)) != HOSTQ_OK) wrong++;
             }
         });
-    for (auto &th : threads)
-        th.join();
+    for (auto &th : threads) th.join();
     EXPECT_EQ(wrong.load(), 0);
 }
 
 // Destroy returns only after everything enqueued has run.
-TEST(hostq_queue, DestroyWaitsForEnqueuedWork)
-{
+TEST(hostq_queue, DestroyWaitsForEnqueuedWork) {
     hostq_t *q = nullptr;
     ASSERT_EQ(hostq_create(&q), HOSTQ_OK);
     ASSERT_EQ(hostq_set_delay_us(q, 2000), HOSTQ_OK);
     std::atomic<int> count{0};
-    for (int i = 0; i < 20; i++)
-        ASSERT_EQ(hostq_launch(q, atomic_inc, &count), HOSTQ_OK);
+    for (int i = 0; i < 20; i++) ASSERT_EQ(hostq_launch(q, atomic_inc, &count), HOSTQ_OK);
     EXPECT_LT(count.load(), 20);  // 40 ms of work cannot be done yet
     ASSERT_EQ(hostq_destroy(q), HOSTQ_OK);
     EXPECT_EQ(count.load(), 20);
@@ -262,8 +240,7 @@ TEST(hostq_queue, DestroyWaitsForEnqueuedWork)
 }
 
 // A garbage, NULL or destroyed handle is refused without being dereferenced.
-TEST(hostq_queue, InvalidHandlesAreDetected)
-{
+TEST(hostq_queue, InvalidHandlesAreDetected) {
     hostq_t *q = nullptr;
     ASSERT_EQ(hostq_create(&q), HOSTQ_OK);
     EXPECT_TRUE(hostq_is_valid(q));
@@ -271,8 +248,7 @@ TEST(hostq_queue, InvalidHandlesAreDetected)
     uint32_t word = 0;
     int not_a_queue = 0;
     std::atomic<int> ran{0};
-    for (hostq_t *bad : {static_cast<hostq_t *>(nullptr), q,
-                         reinterpret_cast<hostq_t *>(uintptr_t{0xdeadbeef}),
+    for (hostq_t *bad : {static_cast<hostq_t *>(nullptr), q, reinterpret_cast<hostq_t *>(uintptr_t{0xdeadbeef}),
                          reinterpret_cast<hostq_t *>(&not_a_queue)}) {
         SCOPED_TRACE(reinterpret_cast<uintptr_t>(bad));
         EXPECT_FALSE(hostq_is_valid(bad));
@@ -300,15 +276,18 @@ struct self_call {
 };
 
 // A queue's own operation cannot synchronize or destroy it (that would hang): refused.
-TEST_F(hostq_runtime, SelfSynchronizeIsRefused)
-{
+TEST_F(hostq_runtime, SelfSynchronizeIsRefused) {
     self_call c;
     c.q = q;
-    ASSERT_EQ(hostq_launch(q, [](void *a) {
-                  auto *c = static_cast<self_call *>(a);
-                  c->sync_rc = hostq_synchronize(c->q);
-                  c->destroy_rc = hostq_destroy(c->q);
-              }, &c), HOSTQ_OK);
+    ASSERT_EQ(hostq_launch(
+                  q,
+                  [](void *a) {
+                      auto *c = static_cast<self_call *>(a);
+                      c->sync_rc = hostq_synchronize(c->q);
+                      c->destroy_rc = hostq_destroy(c->q);
+                  },
+                  &c),
+              HOSTQ_OK);
     ASSERT_EQ(hostq_synchronize_timeout(q, hostq_test_sync_us), HOSTQ_OK);
     EXPECT_EQ(c.sync_rc.load(), HOSTQ_ERR_DEADLOCK);
     EXPECT_EQ(c.destroy_rc.load(), HOSTQ_ERR_DEADLOCK);
@@ -316,8 +295,7 @@ TEST_F(hostq_runtime, SelfSynchronizeIsRefused)
 }
 
 // An idle worker sleeps, and a pending wait polls with sleeps rather than spinning.
-TEST_F(hostq_runtime, IdleAndWaitingQueuesDoNotSpin)
-{
+TEST_F(hostq_runtime, IdleAndWaitingQueuesDoNotSpin) {
     double c0 = cpu_seconds();
     auto t0 = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(200ms);
@@ -340,4 +318,4 @@ TEST_F(hostq_runtime, IdleAndWaitingQueuesDoNotSpin)
     ASSERT_EQ(hostq_synchronize_timeout(q, hostq_test_sync_us), HOSTQ_OK);
 }
 
-} // namespace
+}  // namespace

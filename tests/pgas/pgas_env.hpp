@@ -50,8 +50,8 @@ inline int run_main(const char *name, int argc, char **argv, int level) {
     if (rank == 0) {
         harness::runtime rt;
         harness::runtime_info(rt);
-        std::printf("%s: %d processes, fabric=%s bootstrap=%s thread level=%d\n", name, world_size(),
-                    rt.fabric.c_str(), rt.bootstrap.c_str(), provided);
+        std::printf("%s: %d processes, fabric=%s bootstrap=%s thread level=%d\n", name, world_size(), rt.fabric.c_str(),
+                    rt.bootstrap.c_str(), provided);
         std::fflush(stdout);
     } else {
         harness::failures_only(rank);

@@ -49,7 +49,9 @@ inline const std::vector<unsigned> &compat_record_handlers() {
 // ---------------------------------------------------------------- deterministic data
 
 using harness::mix64;
-inline uint64_t seed_of(uint64_t a, uint64_t b, uint64_t c) { return mix64(mix64(a * 0x100000001b3ull + b) ^ (c + 0x51)); }
+inline uint64_t seed_of(uint64_t a, uint64_t b, uint64_t c) {
+    return mix64(mix64(a * 0x100000001b3ull + b) ^ (c + 0x51));
+}
 inline uint64_t word_at(uint64_t seed, size_t w) {
     uint64_t x = (w + 1) * 0x9E3779B97F4A7C15ull ^ seed;
     x ^= x >> 31;
@@ -84,44 +86,30 @@ enum class op { short_, medium, medium_seg, long_, long_seg, strided, vectored, 
 
 inline const char *op_name(op o) {
     switch (o) {
-        case op::short_:
-            return "short";
-        case op::medium:
-            return "medium(buffer)";
-        case op::medium_seg:
-            return "medium(segment)";
-        case op::long_:
-            return "long(buffer)";
-        case op::long_seg:
-            return "long(segment)";
-        case op::strided:
-            return "long strided";
-        case op::vectored:
-            return "long vectored";
-        case op::get_long:
-            return "get long";
-        case op::get_strided:
-            return "get strided";
+        case op::short_: return "short";
+        case op::medium: return "medium(buffer)";
+        case op::medium_seg: return "medium(segment)";
+        case op::long_: return "long(buffer)";
+        case op::long_seg: return "long(segment)";
+        case op::strided: return "long strided";
+        case op::vectored: return "long vectored";
+        case op::get_long: return "get long";
+        case op::get_strided: return "get strided";
     }
     return "?";
 }
 inline bool is_get(op o) { return o == op::get_long || o == op::get_strided; }
 inline int kind_of(op o) {
     switch (o) {
-        case op::short_:
-            return WEFT_AM_SHORT;
+        case op::short_: return WEFT_AM_SHORT;
         case op::medium:
-        case op::medium_seg:
-            return WEFT_AM_MEDIUM;
+        case op::medium_seg: return WEFT_AM_MEDIUM;
         case op::long_:
         case op::long_seg:
-        case op::get_long:
-            return WEFT_AM_LONG;
+        case op::get_long: return WEFT_AM_LONG;
         case op::strided:
-        case op::get_strided:
-            return WEFT_AM_LONG_STRIDED;
-        case op::vectored:
-            return WEFT_AM_LONG_VECTORED;
+        case op::get_strided: return WEFT_AM_LONG_STRIDED;
+        case op::vectored: return WEFT_AM_LONG_VECTORED;
     }
     return 0;
 }
@@ -132,12 +120,12 @@ struct message {
     unsigned handler = 0;
     unsigned flags = 0;
     unsigned nargs = 0;
-    size_t length = 0;      // medium, long, get_long
-    size_t src_offset = 0;  // medium_seg, long_seg: the sender's segment; get_long: the target's
-    size_t dst_offset = 0;  // long, long_seg: the target's segment; get_long: the caller's
+    size_t length = 0;             // medium, long, get_long
+    size_t src_offset = 0;         // medium_seg, long_seg: the sender's segment; get_long: the target's
+    size_t dst_offset = 0;         // long, long_seg: the target's segment; get_long: the caller's
     weft_am_stride src{}, dstr{};  // strided: src local, dstr remote; get_strided: src remote, dstr local
     std::vector<weft_am_piece> src_pieces, dst_pieces;  // vectored
-    bool check_offset = true;  // false: info->offset is not defined (vectored, first piece empty)
+    bool check_offset = true;    // false: info->offset is not defined (vectored, first piece empty)
     std::vector<uint64_t> args;  // fixed argument values (counters); empty: generated ones
     std::string note;            // what the message exercises, for failure messages
 };
@@ -247,19 +235,13 @@ inline std::vector<region> source_regions(const message &m, int s, int &source_k
     switch (m.kind) {
         case op::medium_seg:
         case op::long_seg:
-        case op::get_long:
-            return {{m.src_offset, m.length}};
+        case op::get_long: return {{m.src_offset, m.length}};
         case op::strided:
-        case op::get_strided:
-            return stride_regions(m.src);
-        case op::vectored:
-            return piece_regions(m.src_pieces);
+        case op::get_strided: return stride_regions(m.src);
+        case op::vectored: return piece_regions(m.src_pieces);
         case op::medium:
-        case op::long_:
-            source_kernel = -1;
-            return {{0, m.length}};
-        case op::short_:
-            break;
+        case op::long_: source_kernel = -1; return {{0, m.length}};
+        case op::short_: break;
     }
     source_kernel = -1;
     return {};
@@ -269,15 +251,11 @@ inline std::vector<region> landing_regions(const message &m) {
     switch (m.kind) {
         case op::long_:
         case op::long_seg:
-        case op::get_long:
-            return {{m.dst_offset, m.length}};
+        case op::get_long: return {{m.dst_offset, m.length}};
         case op::strided:
-        case op::get_strided:
-            return stride_regions(m.dstr);
-        case op::vectored:
-            return piece_regions(m.dst_pieces);
-        default:
-            return {};
+        case op::get_strided: return stride_regions(m.dstr);
+        case op::vectored: return piece_regions(m.dst_pieces);
+        default: return {};
     }
 }
 inline int landing_kernel(const message &m, int s) { return is_get(m.kind) ? s : m.dst; }
@@ -325,8 +303,7 @@ inline std::string describe(const message &m, int s, size_t idx) {
             o << ", " << m.src_pieces.size() << " src pieces, " << m.dst_pieces.size() << " dst pieces, "
               << total(piece_regions(m.src_pieces)) << " bytes";
             break;
-        default:
-            break;
+        default: break;
     }
     if (!m.note.empty()) o << " [" << m.note << "]";
     return o.str();
@@ -345,10 +322,10 @@ struct expectation {
     std::vector<uint64_t> args;
     bool check_length = true, check_offset = true;
     size_t length = 0, offset = 0;
-    std::vector<uint8_t> bytes;       // medium payload, or the Long data in landing order
-    std::vector<region> regions;      // Long: where `bytes` land
+    std::vector<uint8_t> bytes;   // medium payload, or the Long data in landing order
+    std::vector<region> regions;  // Long: where `bytes` land
     int matched = 0;
-    std::string data_error;           // set by the handler
+    std::string data_error;  // set by the handler
 };
 
 struct kernel_ctx {
@@ -367,7 +344,7 @@ struct kernel_ctx {
     std::set<std::thread::id> handler_threads;
     std::string name() const {
         return "kernel " + std::to_string(id) + " (rank " + std::to_string(world_rank()) + ", local index " +
-               std::to_string(index) + ")";
+            std::to_string(index) + ")";
     }
 };
 
@@ -423,8 +400,8 @@ inline void record_handler(weft_pgas kernel, const weft_am_info *info, void *use
             if (r.second && std::memcmp(kc->base + r.first, hit->bytes.data() + at, r.second) != 0) {
                 size_t i = 0;
                 while (kc->base[r.first + i] == hit->bytes[at + i]) ++i;
-                hit->data_error = "at handler time, segment offset " + std::to_string(r.first + i) +
-                                  " (byte " + std::to_string(at + i) + " of the data) is not the data yet";
+                hit->data_error = "at handler time, segment offset " + std::to_string(r.first + i) + " (byte " +
+                    std::to_string(at + i) + " of the data) is not the data yet";
                 break;
             }
             at += r.second;
@@ -450,9 +427,7 @@ inline int issue(kernel_ctx &kc, const message &m, size_t idx) {
     std::vector<uint8_t> buf;
     int rc = 0;
     switch (m.kind) {
-        case op::short_:
-            rc = weft_am_short(kc.k, m.dst, m.handler, a, m.nargs, m.flags);
-            break;
+        case op::short_: rc = weft_am_short(kc.k, m.dst, m.handler, a, m.nargs, m.flags); break;
         case op::medium: {
             buf = payload_stream(m, kc.id, kc.round, idx);
             static const uint8_t dummy[8] = {};
@@ -496,9 +471,9 @@ inline void fill_segment(kernel_ctx &kc) { fill_bytes(segment_seed(kc.id, kc.rou
 struct round_state {
     std::vector<uint8_t> image;  // what the segment must hold after the round
     int expected_calls = 0;
-    uint64_t counter = 0;         // what WEFT_AM_H_INCR/ADD add to this kernel's counter
-    size_t sync_sent = 0;         // messages of this kernel that get an automatic reply
-    std::vector<message> mine;    // this kernel's messages
+    uint64_t counter = 0;       // what WEFT_AM_H_INCR/ADD add to this kernel's counter
+    size_t sync_sent = 0;       // messages of this kernel that get an automatic reply
+    std::vector<message> mine;  // this kernel's messages
 };
 
 // Starts a round: new pattern in the segment, expectations from every kernel's plan.
@@ -711,7 +686,7 @@ struct pgas_ctx {
             kc->base = static_cast<uint8_t *>(b);
             if (!b || kc->size != seg_size) {
                 why = "weft_pgas_segment gave base " + std::to_string(reinterpret_cast<uintptr_t>(b)) + ", size " +
-                      std::to_string(kc->size) + " (asked for " + std::to_string(seg_size) + ")";
+                    std::to_string(kc->size) + " (asked for " + std::to_string(seg_size) + ")";
                 return WEFT_ERR_INTERNAL;
             }
             if ((rc = weft_am_max_medium(kc->k, &kc->max_medium))) {

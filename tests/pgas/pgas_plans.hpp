@@ -37,14 +37,15 @@ inline plan_fn all_to_all_plan(unsigned flags) {
             v.push_back(make_strided(t, 15, 2, stride(300000 + 17 * size_t(t), 40, 33, 30),
                                      stride(p.take(30 * 33), 33, 33, 30), flags));
             size_t d = p.take(300);
-            v.push_back(make_vectored(t, 5, 3, {{500000, 100}, {500200, 0}, {500300, 150}},
-                                      {{d + 200, 120}, {d, 130}}, flags));
+            v.push_back(
+                make_vectored(t, 5, 3, {{500000, 100}, {500200, 0}, {500300, 150}}, {{d + 200, 120}, {d, 130}}, flags));
             if (flags & WEFT_AM_ASYNC) v.back().note = "async";
         }
         // Gets (always with a reply): into this kernel's own slot, past its self-puts.
         for (int t = 0; t < n; ++t) {
             const size_t base = dst_lo + size_t(s) * slot + 40000 + size_t(t) * 8400;
-            v.push_back(make_get_long(t, (s + t) % 2 ? 16 : WEFT_AM_H_EMPTY, 1, 600000 + 11 * size_t(s), 8193, base + 1));
+            v.push_back(
+                make_get_long(t, (s + t) % 2 ? 16 : WEFT_AM_H_EMPTY, 1, 600000 + 11 * size_t(s), 8193, base + 1));
         }
         return v;
     };

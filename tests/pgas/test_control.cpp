@@ -61,7 +61,8 @@ TEST_F(World, WaitCounterSubtracts) {
         uint64_t five = 5, one = 1;
         ASSERT_EQ(weft_am_short(kc().k, 0, WEFT_AM_H_ADD, &five, 1, WEFT_AM_ASYNC), 0) << detail();
         step("kernel 1: waiting for kernel 0's go");
-        poll_until(kc(), [] { return go_count.load() >= 1; }, 20, "waiting for kernel 0's go message");
+        poll_until(
+            kc(), [] { return go_count.load() >= 1; }, 20, "waiting for kernel 0's go message");
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         ASSERT_EQ(weft_am_long(kc().k, 0, WEFT_AM_H_ADD, &one, 1, &marker, 8, dst_lo, 0), 0) << detail();
         ASSERT_EQ(weft_am_wait_replies(kc().k, 1), 0) << detail();
@@ -117,7 +118,8 @@ void replier(weft_pgas, const weft_am_info *info, void *ud) {
     if (weft_am_reply_short(info, 21, a16, 16) == 0) st->error("reply with 16 args succeeded");
     answer(st, info);
     uint64_t one = 1;
-    if (weft_am_reply_short(info, 21, &one, 1) == 0) st->error("a second weft_am_reply_short from one handler succeeded");
+    if (weft_am_reply_short(info, 21, &one, 1) == 0)
+        st->error("a second weft_am_reply_short from one handler succeeded");
     {
         std::lock_guard<std::mutex> g(st->mu);
         st->saved = *info;
@@ -169,15 +171,17 @@ TEST_F(World, HandlerReplies) {
     ASSERT_EQ(weft_am_short(kc().k, t, 20, &a, 1, 0), 0) << detail();
     step("sync request: weft_am_wait_replies(1)");
     EXPECT_EQ(weft_am_wait_replies(kc().k, 1), 0) << detail();
-    poll_until(kc(), [&] { return st.replies.load() >= 1 && st.requests.load() >= 1; }, 20,
-               "waiting for the handler's reply to a sync request");
+    poll_until(
+        kc(), [&] { return st.replies.load() >= 1 && st.requests.load() >= 1; }, 20,
+        "waiting for the handler's reply to a sync request");
     ASSERT_EQ(weft_pgas_barrier(kc().k), 0) << detail();
 
     // An ASYNC request still gets its handler's reply.
     a = base + 8;
     ASSERT_EQ(weft_am_short(kc().k, t, 20, &a, 1, WEFT_AM_ASYNC), 0) << detail();
-    poll_until(kc(), [&] { return st.replies.load() >= 2 && st.requests.load() >= 2; }, 20,
-               "waiting for the handler's reply to an ASYNC request");
+    poll_until(
+        kc(), [&] { return st.replies.load() >= 2 && st.requests.load() >= 2; }, 20,
+        "waiting for the handler's reply to an ASYNC request");
 
     // Outside a handler, weft_am_reply_short is an error: no info, a zeroed one, or a copy of
     // a handler's info kept after the handler returned.
@@ -224,8 +228,9 @@ TEST_F(World, HandlerReplyIsNotCountedByWaitReplies) {
     EXPECT_EQ(std::memcmp(kc().base + dst_lo + 1, want.data(), 4096), 0)
         << kc().name() << ": weft_am_wait_replies(1) returned before the get's data arrived: the handler's "
         << "weft_am_reply_short was counted as an automatic reply";
-    poll_until(kc(), [&] { return st.replies.load() >= 1 && st.requests.load() >= 1; }, 20,
-               "waiting for the sleepy handler's reply");
+    poll_until(
+        kc(), [&] { return st.replies.load() >= 1 && st.requests.load() >= 1; }, 20,
+        "waiting for the sleepy handler's reply");
     ASSERT_EQ(weft_pgas_barrier(kc().k), 0) << detail();
     std::lock_guard<std::mutex> g(st.mu);
     EXPECT_EQ(st.reply_args, (std::vector<uint64_t>{a + 1}));
@@ -301,8 +306,8 @@ TEST_F(Compat, RefusesExtensionsKeepsShoalMessages) {
                 {"get strided (8-byte blocks)", weft_am_get_strided(k.k, t, WEFT_AM_H_EMPTY, nullptr, 0, &s, &d, 0)},
             };
             for (auto &x : cs)
-                EXPECT_EQ(x.rc, WEFT_ERR_UNSUPPORTED) << k.name() << ": weft_am_shoal_compat=true, " << x.what << ": "
-                                                      << err(x.rc);
+                EXPECT_EQ(x.rc, WEFT_ERR_UNSUPPORTED)
+                    << k.name() << ": weft_am_shoal_compat=true, " << x.what << ": " << err(x.rc);
         });
     uint64_t bad_after = 0;
     ASSERT_EQ(weft_pgas_bad_packets(kc().k, &bad_after), 0) << detail();

@@ -39,14 +39,14 @@ std::vector<bad_call> bad_calls(kernel_ctx &kc) {
     add("long_seg: destination beyond the target's segment", weft_am_long_seg(k, t, 5, nullptr, 0, 0, 8, S - 4, 0));
     // Source beyond the sender's own segment.
     add("long_seg: src_offset + length = size + 1", weft_am_long_seg(k, t, 5, nullptr, 0, S - 3, 4, dst_lo, 0));
-    add("long_seg: src_offset + length wraps around",
-        weft_am_long_seg(k, t, 5, nullptr, 0, SIZE_MAX, 2, dst_lo, 0));
+    add("long_seg: src_offset + length wraps around", weft_am_long_seg(k, t, 5, nullptr, 0, SIZE_MAX, 2, dst_lo, 0));
     add("medium_seg: src_offset + length = size + 1", weft_am_medium_seg(k, t, 5, nullptr, 0, S - 3, 4, 0));
     add("medium_seg ASYNC: src_offset + length = size + 1", weft_am_medium_seg(k, t, 5, nullptr, 0, S - 3, 4, A));
     // Oversize Medium.
     add("medium: weft_am_max_medium + 1 bytes", weft_am_medium(k, t, 5, nullptr, 0, b, mm + 1, 0));
     add("medium ASYNC: weft_am_max_medium + 1 bytes", weft_am_medium(k, t, 5, nullptr, 0, b, mm + 1, A));
-    if (mm + 1 <= S) add("medium_seg: weft_am_max_medium + 1 bytes", weft_am_medium_seg(k, t, 5, nullptr, 0, 0, mm + 1, 0));
+    if (mm + 1 <= S)
+        add("medium_seg: weft_am_max_medium + 1 bytes", weft_am_medium_seg(k, t, 5, nullptr, 0, 0, mm + 1, 0));
     // Null buffers with a length.
     add("long: null buffer, 8 bytes", weft_am_long(k, t, 5, nullptr, 0, nullptr, 8, dst_lo, 0));
     add("medium: null buffer, 8 bytes", weft_am_medium(k, t, 5, nullptr, 0, nullptr, 8, 0));
@@ -88,9 +88,11 @@ std::vector<bad_call> bad_calls(kernel_ctx &kc) {
     // Strided regions.
     {
         weft_am_stride d_out = stride(S - 409, 100, 10, 5);  // last block ends at size + 1
-        add("strided: destination's last block ends at size + 1", weft_am_long_strided(k, t, 5, nullptr, 0, &s50, &d_out, 0));
+        add("strided: destination's last block ends at size + 1",
+            weft_am_long_strided(k, t, 5, nullptr, 0, &s50, &d_out, 0));
         weft_am_stride s_out = stride(S - 409, 100, 10, 5);
-        add("strided: source's last block ends at size + 1", weft_am_long_strided(k, t, 5, nullptr, 0, &s_out, &d50, 0));
+        add("strided: source's last block ends at size + 1",
+            weft_am_long_strided(k, t, 5, nullptr, 0, &s_out, &d50, 0));
         weft_am_stride s24 = stride(0, 8, 8, 3), d_wrap = stride(dst_lo, SIZE_MAX / 2, 8, 3);
         add("strided: destination stride * count wraps around",
             weft_am_long_strided(k, t, 5, nullptr, 0, &s24, &d_wrap, 0));
@@ -126,8 +128,7 @@ std::vector<bad_call> bad_calls(kernel_ctx &kc) {
             weft_am_long_vectored(k, t, 5, nullptr, 0, s16, 2, d15, 1, 0), WEFT_ERR_ARG);
         add("vectored ASYNC: 16 source bytes, 15 destination bytes",
             weft_am_long_vectored(k, t, 5, nullptr, 0, s16, 2, d15, 1, A), WEFT_ERR_ARG);
-        add("vectored: null source pieces, count 1",
-            weft_am_long_vectored(k, t, 5, nullptr, 0, nullptr, 1, d8, 1, 0));
+        add("vectored: null source pieces, count 1", weft_am_long_vectored(k, t, 5, nullptr, 0, nullptr, 1, d8, 1, 0));
     }
     // Gets: ASYNC is not allowed (the data is the reply); regions on both sides are checked.
     add("get_long with WEFT_AM_ASYNC", weft_am_get_long(k, t, 5, nullptr, 0, 0, 8, dst_lo, A));

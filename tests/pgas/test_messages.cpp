@@ -22,7 +22,9 @@ std::vector<message> strided_cases(int dst, unsigned flags, unsigned shift, pack
         weft_am_stride src, dst;
         const char *note;
     };
-    auto ext = [](const weft_am_stride &s) { return s.block_count ? (s.block_count - 1) * s.stride + s.block_size : 0; };
+    auto ext = [](const weft_am_stride &s) {
+        return s.block_count ? (s.block_count - 1) * s.stride + s.block_size : 0;
+    };
     std::vector<c> cs;
     cs.push_back({stride(5, 100, 37, 50), stride(0, 41, 37, 50), "gaps on both sides"});
     cs.push_back({stride(7001, 4096, 1000, 1), stride(0, 4096, 1000, 1), "one block"});
@@ -91,7 +93,9 @@ std::vector<message> vectored_cases(int dst, unsigned flags, unsigned shift, pac
         x.note = "16 overlapping source pieces, 1 destination piece";
         cs.push_back(x);
     }
-    cs.push_back({{{40000, 2048}, {43000, 2048}, {46000, 2048}, {49000, 2048}}, {{0, 4096}, {4100, 4096}}, 8196,
+    cs.push_back({{{40000, 2048}, {43000, 2048}, {46000, 2048}, {49000, 2048}},
+                  {{0, 4096}, {4100, 4096}},
+                  8196,
                   "8192 bytes in total"});
     cs.push_back({{{52000, 2731}, {55000, 2731}, {58000, 2731}}, {{0, 8193}}, 8193, "8193 bytes: rendezvous"});
     {
@@ -186,10 +190,10 @@ TEST_P(Kinds, Round) {
 }
 
 const kind_case kind_cases[] = {
-    {"short", false},    {"short", true},      {"medium", false},   {"medium", true},    {"medium_seg", false},
-    {"medium_seg", true}, {"long", false},      {"long", true},      {"long_seg", false}, {"long_seg", true},
-    {"strided", false},  {"strided", true},    {"vectored", false}, {"vectored", true},  {"get_long", false},
-    {"get_strided", false},
+    {"short", false},      {"short", true},      {"medium", false},   {"medium", true},
+    {"medium_seg", false}, {"medium_seg", true}, {"long", false},     {"long", true},
+    {"long_seg", false},   {"long_seg", true},   {"strided", false},  {"strided", true},
+    {"vectored", false},   {"vectored", true},   {"get_long", false}, {"get_strided", false},
 };
 
 INSTANTIATE_TEST_SUITE_P(Messages, Kinds, ::testing::ValuesIn(kind_cases),
@@ -213,14 +217,9 @@ TEST_F(World, ManyMessagesInFlight) {
             for (size_t i = 0; i < 300; ++i) {
                 const unsigned flags = i % 4 == 1 ? WEFT_AM_ASYNC : 0, nargs = unsigned(i % 16);
                 switch (i % 3) {
-                    case 0:
-                        v.push_back(make_short(t, handler_for(i), nargs, flags));
-                        break;
-                    case 1:
-                        v.push_back(make_medium(t, handler_for(i), nargs, 24 + i, flags));
-                        break;
-                    default:
-                        v.push_back(make_long(t, handler_for(i), nargs, 100 + i, p.take(100 + i), flags));
+                    case 0: v.push_back(make_short(t, handler_for(i), nargs, flags)); break;
+                    case 1: v.push_back(make_medium(t, handler_for(i), nargs, 24 + i, flags)); break;
+                    default: v.push_back(make_long(t, handler_for(i), nargs, 100 + i, p.take(100 + i), flags));
                 }
             }
             return v;

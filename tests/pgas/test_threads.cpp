@@ -117,7 +117,8 @@ TEST_F(Multiplex, Counters) {
                 std::vector<message> v;
                 const size_t slot = (dst_len / n) & ~size_t(7);
                 for (int t = 0; t < n; ++t) {
-                    for (int i = 0; i < 3; ++i) v.push_back(make_short(t, WEFT_AM_H_INCR, 0, i == 1 ? WEFT_AM_ASYNC : 0));
+                    for (int i = 0; i < 3; ++i)
+                        v.push_back(make_short(t, WEFT_AM_H_INCR, 0, i == 1 ? WEFT_AM_ASYNC : 0));
                     v.push_back(make_short(t, WEFT_AM_H_ADD, 1, WEFT_AM_ASYNC));
                     v.back().args = {uint64_t(1000 * s + t + 1)};
                     v.push_back(make_long(t, WEFT_AM_H_INCR, 0, 64, dst_lo + size_t(s) * slot + 3));
@@ -173,10 +174,12 @@ TEST_F(ProgressThread, HandlersRunWhileTheTargetSleeps) {
             // Gets first: only the target's progress thread can serve them.
             v.push_back(make_get_long(t, 16, 1, 5000, 100000, p.take(100000)));
             v.push_back(make_get_long(t, WEFT_AM_H_EMPTY, 0, 7, 64, p.take(64)));
-            for (size_t i = 0; i < 10; ++i) v.push_back(make_long(t, handler_for(i), nargs_for(i, 0), 1000, p.take(1000)));
+            for (size_t i = 0; i < 10; ++i)
+                v.push_back(make_long(t, handler_for(i), nargs_for(i, 0), 1000, p.take(1000)));
             v.push_back(make_long(t, 200, 15, 100000, p.take(100000)));
             v.push_back(make_long_seg(t, 255, 0, 3, 8193, p.take(8193), WEFT_AM_ASYNC));
-            for (size_t i = 0; i < 5; ++i) v.push_back(make_medium(t, 16, nargs_for(i, 1), 200, i % 2 ? WEFT_AM_ASYNC : 0));
+            for (size_t i = 0; i < 5; ++i)
+                v.push_back(make_medium(t, 16, nargs_for(i, 1), 200, i % 2 ? WEFT_AM_ASYNC : 0));
             for (size_t i = 0; i < 3; ++i) v.push_back(make_short(t, 15, 3));
             v.push_back(make_short(t, WEFT_AM_H_INCR, 0));
             return v;

@@ -162,8 +162,7 @@ struct coll_round {
             case C_EXSCAN:
                 rc = nb ? weft_iexscan(sb, rb, count, type, op, comm, &q) : weft_exscan(sb, rb, count, type, op, comm);
                 break;
-            default:
-                break;
+            default: break;
         }
         if (rc) fail("%s: the call returned %s", what.c_str(), weft_err(rc).c_str());
         finish(nb, q, ex);
@@ -177,20 +176,13 @@ struct coll_round {
             case C_REDUCE:
                 if (me == root) check_red<V>(recv.data(), count, all, op, 0, "result");
                 break;
-            case C_ALLREDUCE:
-                check_red<V>(recv.data(), count, all, op, 0, "result");
-                break;
-            case C_RSB:
-                check_red<V>(recv.data(), count, all, op, size_t(me) * count, "result");
-                break;
-            case C_SCAN:
-                check_red<V>(recv.data(), count, upto, op, 0, "result");
-                break;
+            case C_ALLREDUCE: check_red<V>(recv.data(), count, all, op, 0, "result"); break;
+            case C_RSB: check_red<V>(recv.data(), count, all, op, size_t(me) * count, "result"); break;
+            case C_SCAN: check_red<V>(recv.data(), count, upto, op, 0, "result"); break;
             case C_EXSCAN:
                 if (me > 0) check_red<V>(recv.data(), count, below, op, 0, "result");  // undefined at rank 0
                 break;
-            default:
-                break;
+            default: break;
         }
         // A non-root's receive buffer of reduce is not significant: it must stay untouched.
         const size_t from = (op_kind == C_REDUCE && me != root) ? 0 : count * es;
@@ -220,7 +212,7 @@ struct coll_round {
         const bool nb = poll || g.pct(40);
         const bool with_p2p = nb && g.pct(30);
         what = "round " + std::to_string(r) + " " + (nb ? "i" : "") + coll_name[op] + " on " + cname +
-               (with_p2p ? " (with a concurrent p2p exchange)" : "");
+            (with_p2p ? " (with a concurrent p2p exchange)" : "");
         doing("round %u collective on %s", r, cname.c_str());
         T->st.v[S_COLLECTIVES]++;
         std::unique_ptr<exchange> ex;
@@ -386,9 +378,9 @@ struct coll_round {
                     rc = nb ? weft_iallgatherv(sb, counts[me_], type, rb, counts.data(), displs.data(), type, comm, &q)
                             : weft_allgatherv(sb, counts[me_], type, rb, counts.data(), displs.data(), type, comm);
                 else
-                    rc = nb ? weft_igatherv(sb, counts[me_], type, rb, counts.data(), displs.data(), type, root, comm,
-                                            &q)
-                            : weft_gatherv(sb, counts[me_], type, rb, counts.data(), displs.data(), type, root, comm);
+                    rc = nb
+                        ? weft_igatherv(sb, counts[me_], type, rb, counts.data(), displs.data(), type, root, comm, &q)
+                        : weft_gatherv(sb, counts[me_], type, rb, counts.data(), displs.data(), type, root, comm);
                 what += ", counts";
                 for (size_t c : counts) what += " " + std::to_string(c);
                 T->st.v[S_COLL_BYTES] += bytes_of(counts[me_]);
@@ -452,8 +444,7 @@ struct coll_round {
                 for (size_t p = 0; p < N; ++p) T->st.v[S_COLL_BYTES] += bytes_of(sc[p]);
                 break;
             }
-            default:
-                fail("internal: collective %d", op);
+            default: fail("internal: collective %d", op);
         }
         if (rc) fail("%s: the call returned %s", what.c_str(), weft_err(rc).c_str());
         finish(nb, q, ex);
@@ -491,15 +482,11 @@ void round_coll(thread_ctx &T, uint32_t r, round_kind k) {
     c.T = &T;
     c.r = r;
     switch (k) {
-        case R_COLL:
-            c.comm = T.sc, c.dom = D_COLL_SC, c.poll = false, c.cname = "sc_" + std::to_string(T.t);
-            break;
+        case R_COLL: c.comm = T.sc, c.dom = D_COLL_SC, c.poll = false, c.cname = "sc_" + std::to_string(T.t); break;
         case R_CCOLL:
             c.comm = T.cc, c.dom = D_COLL_CC, c.poll = !opt.progress_threads, c.cname = "cc_" + std::to_string(T.t);
             break;
-        default:
-            c.comm = g_mc, c.dom = D_COLL_MC, c.poll = false, c.cname = "mc (stream 0)";
-            break;
+        default: c.comm = g_mc, c.dom = D_COLL_MC, c.poll = false, c.cname = "mc (stream 0)"; break;
     }
     c.run(T);
 }

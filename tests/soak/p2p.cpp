@@ -71,9 +71,9 @@ std::string exchange::msg_what(const ep &from, const ep &to, size_t k, const msg
     std::snprintf(b, sizeof b,
                   "%s: message #%zu from rank %d%s to rank %d%s, tag %d, %zu x %s (%zu bytes, receive buffer %zu "
                   "elements, recv mode %s%s)",
-                  name.c_str(), k, from.rank, mux ? (" stream " + std::to_string(from.thread)).c_str() : "",
-                  to.rank, mux ? (" stream " + std::to_string(to.thread)).c_str() : "", m.tag, m.count, m.tname,
-                  m.count * m.es, m.cap, mode_name[m.mode], m.blocking ? ", blocking send" : "");
+                  name.c_str(), k, from.rank, mux ? (" stream " + std::to_string(from.thread)).c_str() : "", to.rank,
+                  mux ? (" stream " + std::to_string(to.thread)).c_str() : "", m.tag, m.count, m.tname, m.count * m.es,
+                  m.cap, mode_name[m.mode], m.blocking ? ", blocking send" : "");
     return b;
 }
 
@@ -116,10 +116,9 @@ void exchange::post() {
             weft_request q = WEFT_REQUEST_NULL;
             int rc;
             if (mux)
-                rc = blocking ? weft_stream_send(sr.buf.data(), m.count, m.type, to.rank, m.tag, comm, me.thread,
-                                                 to.thread)
-                              : weft_stream_isend(sr.buf.data(), m.count, m.type, to.rank, m.tag, comm, me.thread,
-                                                  to.thread, &q);
+                rc = blocking
+                    ? weft_stream_send(sr.buf.data(), m.count, m.type, to.rank, m.tag, comm, me.thread, to.thread)
+                    : weft_stream_isend(sr.buf.data(), m.count, m.type, to.rank, m.tag, comm, me.thread, to.thread, &q);
             else
                 rc = blocking ? weft_send(sr.buf.data(), m.count, m.type, to.rank, m.tag, comm)
                               : weft_isend(sr.buf.data(), m.count, m.type, to.rank, m.tag, comm, &q);
@@ -147,10 +146,10 @@ void exchange::complete() {
     rng g(hkey(opt.seed, D_ORDER, dom, r, me.rank, me.thread, 1));
     unsigned method = unsigned(g.below(poll ? 2 : 4));
     const char *mname = poll ? (method == 0 ? "testall+stream_progress" : "test each+stream_progress")
-                             : (method == 0   ? "waitall"
-                                : method == 1 ? "waitany"
-                                : method == 2 ? "wait each"
-                                              : "test each");
+                             : (method == 0       ? "waitall"
+                                    : method == 1 ? "waitany"
+                                    : method == 2 ? "wait each"
+                                                  : "test each");
     doing("round %u %s: completing %zu requests (%s)", r, name.c_str(), n, mname);
     auto in_status = [&](int rc, const char *fn) {
         if (rc == WEFT_ERR_IN_STATUS) {
@@ -193,8 +192,7 @@ void exchange::complete() {
             if (rc) fail("%s: weft_waitany returned %s", name.c_str(), weft_err(rc).c_str());
             if (idx == WEFT_UNDEFINED) {
                 if (done != active)
-                    fail("%s: weft_waitany reported all requests null after %zu of %zu", name.c_str(), done,
-                         active);
+                    fail("%s: weft_waitany reported all requests null after %zu of %zu", name.c_str(), done, active);
                 break;
             }
             if (idx >= n || done >= active)
@@ -231,9 +229,8 @@ void exchange::verify() {
         if (rc) fail("%s: weft_get_count returned %s", what.c_str(), weft_err(rc).c_str());
         if (count != m.count) fail("%s: weft_get_count gives %zu", what.c_str(), count);
         check_bytes(what + ": payload", m.key, rr.buf.data(), m.count * m.es);
-        check_bytes(what + ": bytes past the message (receive buffer slack and guard) changed",
-                    hkey(m.key, D_CANARY), rr.buf.data() + m.count * m.es, rr.buf.size() - m.count * m.es,
-                    m.count * m.es);
+        check_bytes(what + ": bytes past the message (receive buffer slack and guard) changed", hkey(m.key, D_CANARY),
+                    rr.buf.data() + m.count * m.es, rr.buf.size() - m.count * m.es, m.count * m.es);
         T->st.v[S_MSGS_RECV]++;
         T->st.v[S_BYTES_RECV] += m.count * m.es;
     }

@@ -48,8 +48,7 @@ std::string describe(const am_msg &m, int src, uint32_t round, size_t idx) {
                           m.s.offset, m.s.stride, m.s.block_size, m.s.block_count, m.d.offset, m.d.stride,
                           m.d.block_size, m.d.block_count);
             break;
-        default:
-            break;
+        default: break;
     }
     return b;
 }
@@ -64,14 +63,14 @@ std::vector<am_msg> am_plan(int src, uint32_t round) {
     for (size_t i = 0; i < n; ++i) {
         am_msg &m = v[i];
         unsigned w = unsigned(g.below(100));
-        m.kind = w < 18   ? A_SHORT
-                 : w < 28 ? A_BUILTIN
-                 : w < 42 ? A_MEDIUM
-                 : w < 52 ? A_MEDIUM_SEG
-                 : w < 66 ? A_LONG
-                 : w < 76 ? A_LONG_SEG
-                 : w < 86 ? A_STRIDED
-                          : A_GET;
+        m.kind = w < 18 ? A_SHORT
+            : w < 28    ? A_BUILTIN
+            : w < 42    ? A_MEDIUM
+            : w < 52    ? A_MEDIUM_SEG
+            : w < 66    ? A_LONG
+            : w < 76    ? A_LONG_SEG
+            : w < 86    ? A_STRIDED
+                        : A_GET;
         m.dst = int(g.below(uint64_t(g_nk)));
         m.handler = user_handlers[g.below(5)];
         m.flags = (m.kind != A_GET && g.pct(30)) ? WEFT_AM_ASYNC : 0;
@@ -215,8 +214,7 @@ void request_handler(weft_pgas kernel, const weft_am_info *info, void *ud) {
             }
             break;
         }
-        default:
-            break;
+        default: break;
     }
     {
         std::lock_guard<std::mutex> g(ks->seen_mu);
@@ -317,16 +315,14 @@ void round_pgas(thread_ctx &T, uint32_t r) {
         int rc = 0;
         switch (m.kind) {
             case A_SHORT:
-            case A_BUILTIN:
-                rc = weft_am_short(ks.k, m.dst, m.handler, m.args, m.nargs, m.flags);
-                break;
+            case A_BUILTIN: rc = weft_am_short(ks.k, m.dst, m.handler, m.args, m.nargs, m.flags); break;
             case A_MEDIUM:
             case A_LONG:
                 buf.resize(m.len);
                 fill(hkey(opt.seed, D_AMPAY, ks.id, r, i), buf.data(), m.len);
                 rc = m.kind == A_MEDIUM
-                         ? weft_am_medium(ks.k, m.dst, m.handler, m.args, m.nargs, buf.data(), m.len, m.flags)
-                         : weft_am_long(ks.k, m.dst, m.handler, m.args, m.nargs, buf.data(), m.len, m.dst_off, m.flags);
+                    ? weft_am_medium(ks.k, m.dst, m.handler, m.args, m.nargs, buf.data(), m.len, m.flags)
+                    : weft_am_long(ks.k, m.dst, m.handler, m.args, m.nargs, buf.data(), m.len, m.dst_off, m.flags);
                 // The call promises the buffer may be reused once it returns.
                 if (!buf.empty()) std::memset(buf.data(), 0xA5, buf.size());
                 break;
@@ -357,7 +353,7 @@ void round_pgas(thread_ctx &T, uint32_t r) {
     doing("round %u pgas: waiting for %zu handler replies and %zu get handler calls", r, want_replies, want_gets);
     spin_until(T, [&] {
         return ks.replies.load(std::memory_order_acquire) - replies0 >= want_replies &&
-               ks.get_calls.load(std::memory_order_acquire) - gets0 >= want_gets;
+            ks.get_calls.load(std::memory_order_acquire) - gets0 >= want_gets;
     });
     for (size_t i = 0; i < ar.plan.size(); ++i) {
         const am_msg &m = ar.plan[i];

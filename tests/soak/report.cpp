@@ -35,7 +35,7 @@ void fail(const char *fmt, ...) {
 std::string weft_err(int rc) {
     const std::string det = harness::detail();
     return "code " + std::to_string(rc) + " (" + harness::error_string(rc) + ")" +
-           (det.empty() ? "" : ", detail: " + det);
+        (det.empty() ? "" : ", detail: " + det);
 }
 
 void doing(const char *fmt, ...) {

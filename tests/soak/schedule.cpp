@@ -71,20 +71,12 @@ void thread_main(thread_ctx &T) {
         doing("round %u %s", r, round_name[k]);
         switch (k) {
             case R_P2P:
-            case R_CONV:
-                round_p2p(T, r, k == R_CONV);
-                break;
+            case R_CONV: round_p2p(T, r, k == R_CONV); break;
             case R_COLL:
             case R_CCOLL:
-            case R_MCOLL:
-                round_coll(T, r, k);
-                break;
-            case R_MUX:
-                round_mux(T, r);
-                break;
-            case R_PGAS:
-                round_pgas(T, r);
-                break;
+            case R_MCOLL: round_coll(T, r, k); break;
+            case R_MUX: round_mux(T, r); break;
+            case R_PGAS: round_pgas(T, r); break;
         }
         T.st.v[S_ROUNDS]++;
         T.st.v[int(S_P2P) + int(k)]++;

@@ -33,13 +33,12 @@ void watchdog::check() {
 
 void watchdog::report(size_t stuck) {
     std::string out = "weft-soak: WATCHDOG rank " + std::to_string(g_rank) + " seed " + std::to_string(opt.seed) +
-                      ": " +
-                      (stuck + 1 == g_activity.size() ? "the main thread" : "thread " + std::to_string(stuck)) +
-                      " made no progress for " + std::to_string(int(limit_)) + " s; every thread's step:\n";
+        ": " + (stuck + 1 == g_activity.size() ? "the main thread" : "thread " + std::to_string(stuck)) +
+        " made no progress for " + std::to_string(int(limit_)) + " s; every thread's step:\n";
     for (size_t i = 0; i < g_activity.size(); ++i) {
         std::lock_guard<std::mutex> g(g_activity[i]->mu);
         out += "  " + (i + 1 == g_activity.size() ? std::string("main") : "thread " + std::to_string(i)) + ": " +
-               g_activity[i]->what + (g_activity[i]->idle ? " (idle)" : "") + "\n";
+            g_activity[i]->what + (g_activity[i]->idle ? " (idle)" : "") + "\n";
     }
     ssize_t w = write(2, out.data(), out.size());
     (void)w;

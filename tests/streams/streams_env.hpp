@@ -68,10 +68,11 @@ class environment : public ::testing::Environment {
         if (world_rank() == 0) {
             const char *nv = std::getenv("WEFT_NUM_VCIS"), *cs = std::getenv("WEFT_THREAD_CS"),
                        *rv = std::getenv("WEFT_RESERVED_VCIS");
-            std::printf("%s: %d processes, fabric=%s bootstrap=%s thread level=%d (asked %d) WEFT_NUM_VCIS=%s "
-                        "WEFT_THREAD_CS=%s WEFT_RESERVED_VCIS=%s\n",
-                        name_, world_size(), rt.fabric.c_str(), rt.bootstrap.c_str(), provided_level(),
-                        required_level(), nv ? nv : "-", cs ? cs : "-", rv ? rv : "-");
+            std::printf(
+                "%s: %d processes, fabric=%s bootstrap=%s thread level=%d (asked %d) WEFT_NUM_VCIS=%s "
+                "WEFT_THREAD_CS=%s WEFT_RESERVED_VCIS=%s\n",
+                name_, world_size(), rt.fabric.c_str(), rt.bootstrap.c_str(), provided_level(), required_level(),
+                nv ? nv : "-", cs ? cs : "-", rv ? rv : "-");
             std::fflush(stdout);
         }
     }
@@ -108,11 +109,11 @@ inline int stream_create(weft_stream *s, bool shared = false) {
 }  // namespace streams_test
 
 // main() for a suite: gtest flags, then --thread=..., then the environment.
-#define STREAMS_TEST_MAIN(NAME, DEFAULT_LEVEL)                                        \
-    int main(int argc, char **argv) {                                                 \
-        ::testing::InitGoogleTest(&argc, argv);                                       \
-        streams_test::required_level() = (DEFAULT_LEVEL);                             \
-        streams_test::parse_args(&argc, argv);                                        \
-        ::testing::AddGlobalTestEnvironment(new streams_test::environment(NAME));     \
-        return RUN_ALL_TESTS();                                                       \
+#define STREAMS_TEST_MAIN(NAME, DEFAULT_LEVEL)                                    \
+    int main(int argc, char **argv) {                                             \
+        ::testing::InitGoogleTest(&argc, argv);                                   \
+        streams_test::required_level() = (DEFAULT_LEVEL);                         \
+        streams_test::parse_args(&argc, argv);                                    \
+        ::testing::AddGlobalTestEnvironment(new streams_test::environment(NAME)); \
+        return RUN_ALL_TESTS();                                                   \
     }

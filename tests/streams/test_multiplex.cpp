@@ -33,11 +33,11 @@ struct message {
                 // Decode what arrived instead, to name the wrong route.
                 int v = data[0];
                 return "word " + std::to_string(k) + " is " + std::to_string(data[k]) + "; expected the message (seq " +
-                       std::to_string(seq) + ", rank " + std::to_string(from_rank) + ", src_idx " +
-                       std::to_string(src_idx) + ", dst_idx " + std::to_string(dst_idx) +
-                       "); word 0 decodes to (seq " + std::to_string(v / (16 * 16 * 64 * 8)) + ", rank " +
-                       std::to_string((v / (16 * 16 * 64)) % 8) + ", src_idx " + std::to_string((v / (16 * 64)) % 16) +
-                       ", dst_idx " + std::to_string((v / 64) % 16) + ")";
+                    std::to_string(seq) + ", rank " + std::to_string(from_rank) + ", src_idx " +
+                    std::to_string(src_idx) + ", dst_idx " + std::to_string(dst_idx) + "); word 0 decodes to (seq " +
+                    std::to_string(v / (16 * 16 * 64 * 8)) + ", rank " + std::to_string((v / (16 * 16 * 64)) % 8) +
+                    ", src_idx " + std::to_string((v / (16 * 64)) % 16) + ", dst_idx " + std::to_string((v / 64) % 16) +
+                    ")";
             }
         return "";
     }
@@ -165,8 +165,8 @@ TEST_P(Multiplex, EveryIndexPair) {
         for (size_t k = 0; k < reqs.size() && !HasFailure(); ++k) {
             int src = expect[k].src, dst = expect[k].dst;
             std::string what = "rank " + std::to_string(world_rank()) + " round " + std::to_string(seq) +
-                               " receive at dst_idx " + std::to_string(dst) + " from (rank " + std::to_string(peer_) +
-                               ", src_idx " + std::to_string(src) + "): ";
+                " receive at dst_idx " + std::to_string(dst) + " from (rank " + std::to_string(peer_) + ", src_idx " +
+                std::to_string(src) + "): ";
             EXPECT_EQ(st[k].source, peer_) << what;
             EXPECT_EQ(st[k].tag, tag) << what;
             EXPECT_EQ(st[k].stream_index, src) << what << "status.stream_index";
@@ -387,7 +387,6 @@ TEST_P(CountZero, NoIndexOnTheEmptySide) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Counts, CountZero, ::testing::Values(0, 1), zero_name);
-
 
 // Run last (a hang here hides no other result): the process with 4 streams while the other
 // has none sends between all of its own indices; both operations complete in one waitall.

@@ -153,7 +153,8 @@ TEST_P(PingPong, NonblockingWindow) {
         ASSERT_EQ(rc, 0) << err(rc);
         for (int i = 0; i < window; ++i)
             if (in[i] != ((int64_t(peer_) << 32) | (r * window + i)))
-                note_bad("window " + std::to_string(r) + " message " + std::to_string(i) + ": " + std::to_string(in[i]));
+                note_bad("window " + std::to_string(r) + " message " + std::to_string(i) + ": " +
+                         std::to_string(in[i]));
     }
     EXPECT_EQ(bad_, 0) << "first: " << first_bad_;
 }

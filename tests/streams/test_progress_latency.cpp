@@ -53,13 +53,15 @@ rtt_result ping_pong(weft_comm m, int tag) {
                 auto t0 = std::chrono::steady_clock::now();
                 int rc;
                 if (world_rank() < peer) {
-                    if ((rc = weft_stream_send(&out, 8, WEFT_BYTE, peer, tag, m, t, t))) return fail("send: " + err(rc));
+                    if ((rc = weft_stream_send(&out, 8, WEFT_BYTE, peer, tag, m, t, t)))
+                        return fail("send: " + err(rc));
                     if ((rc = weft_stream_recv(&in, 8, WEFT_BYTE, peer, tag, m, t, t, WEFT_STATUS_IGNORE)))
                         return fail("recv: " + err(rc));
                 } else {
                     if ((rc = weft_stream_recv(&in, 8, WEFT_BYTE, peer, tag, m, t, t, WEFT_STATUS_IGNORE)))
                         return fail("recv: " + err(rc));
-                    if ((rc = weft_stream_send(&out, 8, WEFT_BYTE, peer, tag, m, t, t))) return fail("send: " + err(rc));
+                    if ((rc = weft_stream_send(&out, 8, WEFT_BYTE, peer, tag, m, t, t)))
+                        return fail("send: " + err(rc));
                 }
                 auto t1 = std::chrono::steady_clock::now();
                 if (in != want) return fail("round " + std::to_string(i) + ": wrong message " + std::to_string(in));

@@ -27,7 +27,8 @@ class thread_errors {
   public:
     void add(int thread, const std::string &what) {
         std::lock_guard<std::mutex> g(mu_);
-        if (list_.size() < 20) list_.push_back("rank " + std::to_string(rank_) + " thread " + std::to_string(thread) + ": " + what);
+        if (list_.size() < 20)
+            list_.push_back("rank " + std::to_string(rank_) + " thread " + std::to_string(thread) + ": " + what);
         ++count_;
     }
     std::string report() const {
@@ -120,11 +121,13 @@ TEST_F(Threads, AllToAllThroughOneMultiplexComm) {
             if (rc) return errors_.add(t, "waitall round " + std::to_string(r) + ": " + err(rc));
             for (int u = 0; u < nthreads; ++u) {
                 if (in[u] != word(r, peer_, u, t))
-                    errors_.add(t, "round " + std::to_string(r) + " from src_idx " + std::to_string(u) + ": got " +
-                                       std::to_string(in[u]) + ", expected " + std::to_string(word(r, peer_, u, t)));
+                    errors_.add(t,
+                                "round " + std::to_string(r) + " from src_idx " + std::to_string(u) + ": got " +
+                                    std::to_string(in[u]) + ", expected " + std::to_string(word(r, peer_, u, t)));
                 if (st[u].stream_index != u)
-                    errors_.add(t, "status.stream_index " + std::to_string(st[u].stream_index) + ", expected " +
-                                       std::to_string(u));
+                    errors_.add(t,
+                                "status.stream_index " + std::to_string(st[u].stream_index) + ", expected " +
+                                    std::to_string(u));
                 if (st[u].source != peer_) errors_.add(t, "status.source " + std::to_string(st[u].source));
             }
         }
@@ -153,25 +156,30 @@ TEST_F(Threads, NToOneWithProgressThread) {
                 weft_status st;
                 rc = weft_stream_recv(&v, 1, WEFT_INT, WEFT_ANY_SOURCE, tag, m_, WEFT_ANY_INDEX, 0, &st);
                 if (rc) {
-                    errors_.add(t, "weft_stream_recv(ANY_SOURCE, ANY_INDEX) number " + std::to_string(k) + ": " + err(rc));
+                    errors_.add(t,
+                                "weft_stream_recv(ANY_SOURCE, ANY_INDEX) number " + std::to_string(k) + ": " + err(rc));
                     break;
                 }
                 if (st.source < 0 || st.source > 1 || st.stream_index < 1 || st.stream_index >= nthreads) {
-                    errors_.add(t, "status (source " + std::to_string(st.source) + ", stream_index " +
-                                       std::to_string(st.stream_index) + ") is not a sender");
+                    errors_.add(t,
+                                "status (source " + std::to_string(st.source) + ", stream_index " +
+                                    std::to_string(st.stream_index) + ") is not a sender");
                     continue;
                 }
                 int &n = next[st.source][st.stream_index];
                 if (v != word(n, st.source, st.stream_index, 0))
-                    errors_.add(t, "from (rank " + std::to_string(st.source) + ", src_idx " + std::to_string(st.stream_index) +
-                                       "): got " + std::to_string(v) + ", expected message " + std::to_string(n));
+                    errors_.add(t,
+                                "from (rank " + std::to_string(st.source) + ", src_idx " +
+                                    std::to_string(st.stream_index) + "): got " + std::to_string(v) +
+                                    ", expected message " + std::to_string(n));
                 ++n;
             }
             for (int s = 0; s < 2; ++s)
                 for (int i = 1; i < nthreads; ++i)
                     if (next[s][i] != per_dest)
-                        errors_.add(t, "from (rank " + std::to_string(s) + ", src_idx " + std::to_string(i) + ") got " +
-                                           std::to_string(next[s][i]) + " messages");
+                        errors_.add(t,
+                                    "from (rank " + std::to_string(s) + ", src_idx " + std::to_string(i) + ") got " +
+                                        std::to_string(next[s][i]) + " messages");
             rc = weft_stop_progress_thread(streams_[0]);
             if (rc) errors_.add(t, "weft_stop_progress_thread: " + err(rc));
             return;
@@ -228,13 +236,16 @@ TEST_F(Threads, OneToOneThroughStreamComms) {
             int rc;
             if (world_rank() == 0) {
                 if ((rc = weft_send(&out, 1, WEFT_INT, peer_, 0, comms[t]))) return errors_.add(t, "send: " + err(rc));
-                if ((rc = weft_recv(&in, 1, WEFT_INT, peer_, 0, comms[t], &st))) return errors_.add(t, "recv: " + err(rc));
+                if ((rc = weft_recv(&in, 1, WEFT_INT, peer_, 0, comms[t], &st)))
+                    return errors_.add(t, "recv: " + err(rc));
             } else {
-                if ((rc = weft_recv(&in, 1, WEFT_INT, peer_, 0, comms[t], &st))) return errors_.add(t, "recv: " + err(rc));
+                if ((rc = weft_recv(&in, 1, WEFT_INT, peer_, 0, comms[t], &st)))
+                    return errors_.add(t, "recv: " + err(rc));
                 if ((rc = weft_send(&out, 1, WEFT_INT, peer_, 0, comms[t]))) return errors_.add(t, "send: " + err(rc));
             }
             if (in != word(r, peer_, t, t))
-                errors_.add(t, "round " + std::to_string(r) + ": got " + std::to_string(in) + " (a message of another pair?)");
+                errors_.add(
+                    t, "round " + std::to_string(r) + ": got " + std::to_string(in) + " (a message of another pair?)");
         }
     });
     EXPECT_EQ(errors_.count(), 0u) << errors_.report();
@@ -254,9 +265,11 @@ TEST_F(Threads, OneToOneThroughConventionalComms) {
             int out = word(r, world_rank(), t, t), in = -1;
             int rc = weft_irecv(&in, 1, WEFT_INT, peer_, 0, comms[t], &reqs[0]);
             if (rc) return errors_.add(t, "irecv: " + err(rc));
-            if ((rc = weft_isend(&out, 1, WEFT_INT, peer_, 0, comms[t], &reqs[1]))) return errors_.add(t, "isend: " + err(rc));
+            if ((rc = weft_isend(&out, 1, WEFT_INT, peer_, 0, comms[t], &reqs[1])))
+                return errors_.add(t, "isend: " + err(rc));
             if ((rc = weft_waitall(2, reqs.data(), WEFT_STATUSES_IGNORE))) return errors_.add(t, "waitall: " + err(rc));
-            if (in != word(r, peer_, t, t)) errors_.add(t, "round " + std::to_string(r) + ": got " + std::to_string(in));
+            if (in != word(r, peer_, t, t))
+                errors_.add(t, "round " + std::to_string(r) + ": got " + std::to_string(in));
         }
     });
     EXPECT_EQ(errors_.count(), 0u) << errors_.report();
@@ -277,7 +290,8 @@ TEST_F(Threads, SendsSharingOneRequestCompleteWithStatuses) {
             weft_status st;
             int rc = weft_irecv(&in, 1, WEFT_INT, peer_, 0, comms[t], &rreq);
             if (rc) return errors_.add(t, "irecv: " + err(rc));
-            if ((rc = weft_isend(&out, 1, WEFT_INT, peer_, 0, comms[t], &sreq))) return errors_.add(t, "isend: " + err(rc));
+            if ((rc = weft_isend(&out, 1, WEFT_INT, peer_, 0, comms[t], &sreq)))
+                return errors_.add(t, "isend: " + err(rc));
             if ((rc = weft_wait(&sreq, &st)) || st.error != 0) return errors_.add(t, "wait send: " + err(rc));
             if ((rc = weft_wait(&rreq, &st))) return errors_.add(t, "wait recv: " + err(rc));
             if (in != word(r, peer_, t, t) || st.source != peer_)

@@ -260,7 +260,7 @@ TEST(AmWireShoalForm, NeedsExtension) {
     EXPECT_FALSE(needs(am_kind_short, 15, 0));
     EXPECT_TRUE(needs(am_kind_short, 16, 0));
     EXPECT_TRUE(needs(am_kind_short, 255, 0));
-    EXPECT_FALSE(needs(am_kind_short | am_reply, 0, 0));            // automatic reply
+    EXPECT_FALSE(needs(am_kind_short | am_reply, 0, 0));  // automatic reply
     // A handler's reply: a GAScore would count it as an automatic one, so it is an extension.
     EXPECT_TRUE(needs(am_kind_short | am_reply | am_async, 9, 0));
     EXPECT_FALSE(needs(am_kind_medium | am_fifo, 5, 0));
@@ -728,9 +728,8 @@ TEST(AmWireReject, TooManyPieces) {
 }
 
 TEST(AmWireReject, ErrorsHaveNames) {
-    for (auto e : {am_wire_error::ok, am_wire_error::truncated, am_wire_error::bad_type,
-                   am_wire_error::too_many_args, am_wire_error::too_many_pieces, am_wire_error::bad_size,
-                   am_wire_error::bad_reserved}) {
+    for (auto e : {am_wire_error::ok, am_wire_error::truncated, am_wire_error::bad_type, am_wire_error::too_many_args,
+                   am_wire_error::too_many_pieces, am_wire_error::bad_size, am_wire_error::bad_reserved}) {
         ASSERT_NE(am_wire_error_name(e), nullptr);
         EXPECT_GT(std::strlen(am_wire_error_name(e)), 1u);
     }
@@ -790,8 +789,8 @@ TEST(AmWireBounds, StrideExtent) {
     ASSERT_TRUE(am_stride_extent({0, u64max, 0, 5}, e));
     EXPECT_EQ(e, 0u);
     EXPECT_FALSE(am_stride_extent({0, uint64_t{1} << 63, 1, 3}, e));  // (3 - 1) * 2^63 wraps to 0
-    EXPECT_FALSE(am_stride_extent({0, u64max / 2, 2, 3}, e));  // 2 * (2^63 - 1) + 2 wraps
-    ASSERT_TRUE(am_stride_extent({0, u64max / 2, 1, 3}, e));    // ... + 1 is the largest extent
+    EXPECT_FALSE(am_stride_extent({0, u64max / 2, 2, 3}, e));         // 2 * (2^63 - 1) + 2 wraps
+    ASSERT_TRUE(am_stride_extent({0, u64max / 2, 1, 3}, e));          // ... + 1 is the largest extent
     EXPECT_EQ(e, u64max);
     EXPECT_FALSE(am_stride_extent({0, 8, u64max, 2}, e));  // 8 + block size wraps
     EXPECT_TRUE(am_stride_extent({0, 0, u64max, 1}, e));
@@ -800,7 +799,7 @@ TEST(AmWireBounds, StrideExtent) {
 
 TEST(AmWireBounds, Strided) {
     const uint64_t seg = 4096;
-    EXPECT_TRUE(am_check_bounds(strided_at({0, 64, 16, 64}), seg));  // ends at 4048
+    EXPECT_TRUE(am_check_bounds(strided_at({0, 64, 16, 64}), seg));   // ends at 4048
     EXPECT_TRUE(am_check_bounds(strided_at({48, 64, 16, 64}), seg));  // ends at 4096
     EXPECT_FALSE(am_check_bounds(strided_at({49, 64, 16, 64}), seg));
     EXPECT_FALSE(am_check_bounds(strided_at({0, 64, 16, 65}), seg));

@@ -24,8 +24,8 @@ using weft::coll_shape;
 
 // Sizes in bytes at element size 1 (count = bytes): each threshold t of the selection, t - 1
 // and t + 1, and allgather's whole-result threshold divided by 2..9 processes.
-const size_t sizes_1[] = {0,     1,     511,   512,   513,   8191,  8192,  8193,  9102,  9103,   10239, 10240, 10241,
-                          11702, 11703, 13653, 13654, 16383, 16384, 16385, 20479, 20480, 20481,  27306, 27307, 32767,
+const size_t sizes_1[] = {0,     1,     511,   512,   513,   8191,  8192,  8193,  9102,  9103,  10239, 10240,   10241,
+                          11702, 11703, 13653, 13654, 16383, 16384, 16385, 20479, 20480, 20481, 27306, 27307,   32767,
                           32768, 32769, 40959, 40960, 40961, 65535, 65536, 65537, 81919, 81920, 81921, 1u << 20};
 // Element size 4096: counts 0..10 and 16 (allreduce compares the count with the process count).
 const size_t counts_4096[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 16};
@@ -84,8 +84,7 @@ std::vector<std::string> enumerate() {
     for (int ki = 0; ki < static_cast<int>(coll_kind::count_); ++ki) {
         auto k = static_cast<coll_kind>(ki);
         std::string name = kind_name(k), head = name + ":";
-        for (int a = 0; a < algorithm_count(k); ++a)
-            head += " " + std::to_string(a) + "=" + algorithm_name(k, a);
+        for (int a = 0; a < algorithm_count(k); ++a) head += " " + std::to_string(a) + "=" + algorithm_name(k, a);
         lines.push_back(head);
         for (int forced = -1; forced < algorithm_count(k); ++forced) {
             std::string fname = forced < 0 ? "auto" : algorithm_name(k, forced);
@@ -98,8 +97,8 @@ std::vector<std::string> enumerate() {
                 size_t first = 0;
                 std::string run;
                 auto flush = [&](size_t last) {
-                    lines.push_back(name + " " + fname + " elem=" + std::to_string(elem) + " bytes=" +
-                                    std::to_string(first) + ".." + std::to_string(last) + " " + run);
+                    lines.push_back(name + " " + fname + " elem=" + std::to_string(elem) +
+                                    " bytes=" + std::to_string(first) + ".." + std::to_string(last) + " " + run);
                 };
                 for (size_t i = 0; i < grid.size(); ++i) {
                     std::string c = choices(k, forced, grid[i], grid[i] / elem);

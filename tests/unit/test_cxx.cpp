@@ -49,16 +49,22 @@ concept can_allreduce = requires(weft::Comm c, std::span<In> in, std::span<Out> 
     c.allreduce(in, out, WEFT_SUM);
 };
 template <class T>
-concept can_allreduce_in_place = requires(weft::Comm c, std::span<T> inout) { c.allreduce(inout, WEFT_SUM); };
+concept can_allreduce_in_place = requires(weft::Comm c, std::span<T> inout) {
+    c.allreduce(inout, WEFT_SUM);
+};
 template <class T>
-concept can_bcast = requires(weft::Comm c, std::span<T> buf) { c.bcast(buf, 0); };
+concept can_bcast = requires(weft::Comm c, std::span<T> buf) {
+    c.bcast(buf, 0);
+};
 template <class In, class Out>
-concept can_gather = requires(weft::Comm c, std::span<In> in, std::span<Out> out) { c.gather(in, out, 0); };
+concept can_gather = requires(weft::Comm c, std::span<In> in, std::span<Out> out) {
+    c.gather(in, out, 0);
+};
 }  // namespace
 static_assert(can_allreduce<const double, double>);
 static_assert(can_allreduce<double, double>);
 static_assert(can_allreduce<const weft::value_index<double>, weft::value_index<double>>);
-static_assert(!can_allreduce<const double, float>);        // element types differ
+static_assert(!can_allreduce<const double, float>);         // element types differ
 static_assert(!can_allreduce<const double, const double>);  // output must be writable
 static_assert(!can_allreduce<const std::string, std::string>);
 static_assert(can_allreduce_in_place<int>);

@@ -20,9 +20,13 @@ static_assert(std::is_nothrow_move_constructible_v<weft::Pgas>);
 static_assert(std::is_nothrow_move_assignable_v<weft::Pgas>);
 namespace {
 template <class T>
-concept can_send_medium = requires(weft::Pgas p, std::span<T> payload) { p.medium(0, 5, {}, payload); };
+concept can_send_medium = requires(weft::Pgas p, std::span<T> payload) {
+    p.medium(0, 5, {}, payload);
+};
 template <class F>
-concept can_register = requires(weft::Pgas p, F f) { p.register_handler(5, f); };
+concept can_register = requires(weft::Pgas p, F f) {
+    p.register_handler(5, f);
+};
 }  // namespace
 static_assert(can_send_medium<const std::byte>);
 static_assert(can_send_medium<double>);
@@ -53,11 +57,11 @@ class RuntimeEnv : public ::testing::Environment {
 
 const auto *registered = ::testing::AddGlobalTestEnvironment(new RuntimeEnv);
 
-#define REQUIRE_RUNTIME()                                                              \
-    do {                                                                               \
-        if (RuntimeEnv::init_error == WEFT_ERR_PLUGIN)                                 \
-            GTEST_SKIP() << "no fabric plugin: " << RuntimeEnv::init_message;          \
-        ASSERT_EQ(RuntimeEnv::init_error, WEFT_SUCCESS) << RuntimeEnv::init_message;   \
+#define REQUIRE_RUNTIME()                                                            \
+    do {                                                                             \
+        if (RuntimeEnv::init_error == WEFT_ERR_PLUGIN)                               \
+            GTEST_SKIP() << "no fabric plugin: " << RuntimeEnv::init_message;        \
+        ASSERT_EQ(RuntimeEnv::init_error, WEFT_SUCCESS) << RuntimeEnv::init_message; \
     } while (0)
 
 constexpr size_t segment_size = 1 << 18;  // room for payloads above the 8 KiB inline limit
@@ -421,12 +425,10 @@ TEST(CxxPgas, OutOfSegmentMessagesAreRefusedOrDropped) {
     weft::Pgas p(weft::Comm::self(), segment_size);
     std::vector<std::byte> data(16);
     // Asynchronous: a dropped packet gets no reply to wait for.
-    expect_refused_or_dropped(p, [&] {
-        p.long_am(0, WEFT_AM_H_EMPTY, {}, std::span(data), segment_size - 8, WEFT_AM_ASYNC);
-    });
-    expect_refused_or_dropped(p, [&] {
-        p.long_am(0, WEFT_AM_H_EMPTY, {}, std::span(data), ~size_t{0} - 7, WEFT_AM_ASYNC);
-    });
+    expect_refused_or_dropped(
+        p, [&] { p.long_am(0, WEFT_AM_H_EMPTY, {}, std::span(data), segment_size - 8, WEFT_AM_ASYNC); });
+    expect_refused_or_dropped(
+        p, [&] { p.long_am(0, WEFT_AM_H_EMPTY, {}, std::span(data), ~size_t{0} - 7, WEFT_AM_ASYNC); });
     // A handler nobody registered.
     expect_refused_or_dropped(p, [&] { p.short_am(0, h_user + 7, {}, WEFT_AM_ASYNC); });
     // The segment was not touched past its end and the kernel still works.

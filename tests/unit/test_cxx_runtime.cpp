@@ -29,11 +29,11 @@ class RuntimeEnv : public ::testing::Environment {
 
 const auto *registered = ::testing::AddGlobalTestEnvironment(new RuntimeEnv);
 
-#define REQUIRE_RUNTIME()                                                              \
-    do {                                                                               \
-        if (RuntimeEnv::init_error == WEFT_ERR_PLUGIN)                                 \
-            GTEST_SKIP() << "no fabric plugin: " << RuntimeEnv::init_message;          \
-        ASSERT_EQ(RuntimeEnv::init_error, WEFT_SUCCESS) << RuntimeEnv::init_message;   \
+#define REQUIRE_RUNTIME()                                                            \
+    do {                                                                             \
+        if (RuntimeEnv::init_error == WEFT_ERR_PLUGIN)                               \
+            GTEST_SKIP() << "no fabric plugin: " << RuntimeEnv::init_message;        \
+        ASSERT_EQ(RuntimeEnv::init_error, WEFT_SUCCESS) << RuntimeEnv::init_message; \
     } while (0)
 
 }  // namespace

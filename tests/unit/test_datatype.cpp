@@ -149,9 +149,9 @@ TEST(DatatypeBuiltin, CannotBeFreedCommitIsNoop) {
 }
 
 TEST(DatatypeBuiltin, InvalidHandles) {
-    for (weft_datatype bad : {WEFT_DATATYPE_NULL, static_cast<weft_datatype>(WEFT_COMM_WORLD),
-                              static_cast<weft_datatype>(WEFT_SUM), 0x5000001e, 0x50000000,
-                              0x500fffff, 0x51000001, -1, 42}) {
+    for (weft_datatype bad :
+         {WEFT_DATATYPE_NULL, static_cast<weft_datatype>(WEFT_COMM_WORLD), static_cast<weft_datatype>(WEFT_SUM),
+          0x5000001e, 0x50000000, 0x500fffff, 0x51000001, -1, 42}) {
         SCOPED_TRACE(bad);
         size_t size;
         ptrdiff_t lb, extent;
@@ -235,8 +235,7 @@ TEST(DatatypeDerived, VectorLayout) {
     auto src = iota_ints(40);
     EXPECT_EQ(pack_ints(t.h, src.data(), 1), (std::vector<int>{0, 1, 4, 5, 8, 9}));
     // Elements follow each other extent (10 ints) apart.
-    EXPECT_EQ(pack_ints(t.h, src.data(), 2),
-              (std::vector<int>{0, 1, 4, 5, 8, 9, 10, 11, 14, 15, 18, 19}));
+    EXPECT_EQ(pack_ints(t.h, src.data(), 2), (std::vector<int>{0, 1, 4, 5, 8, 9, 10, 11, 14, 15, 18, 19}));
 
     std::vector<int> dst(40, -1);
     std::vector<int> packed{100, 101, 104, 105, 108, 109, 110, 111, 114, 115, 118, 119};
@@ -295,8 +294,7 @@ TEST(DatatypeDerived, ZeroStrideRepeats) {
 }
 
 TEST(DatatypeDerived, EmptyTypes) {
-    for (weft_datatype h : {make_contig(0, WEFT_INT), make_vector(0, 3, 5, WEFT_INT),
-                            make_vector(3, 0, 5, WEFT_INT)}) {
+    for (weft_datatype h : {make_contig(0, WEFT_INT), make_vector(0, 3, 5, WEFT_INT), make_vector(3, 0, 5, WEFT_INT)}) {
         size_t size = 1;
         ptrdiff_t lb = 1, extent = 1;
         ASSERT_EQ(weft_type_size(h, &size), WEFT_SUCCESS);
@@ -314,8 +312,8 @@ TEST(DatatypeDerived, EmptyTypes) {
 
 TEST(DatatypeNested, VectorOfVector) {
     owned inner, outer;
-    inner.h = make_vector(2, 1, 2, WEFT_INT);     // ints 0, 2; extent 3 ints
-    outer.h = make_vector(3, 1, 2, inner.h);      // inner elements 6 ints apart
+    inner.h = make_vector(2, 1, 2, WEFT_INT);  // ints 0, 2; extent 3 ints
+    outer.h = make_vector(3, 1, 2, inner.h);   // inner elements 6 ints apart
     size_t size;
     ptrdiff_t lb, extent;
     ASSERT_EQ(weft_type_size(outer.h, &size), WEFT_SUCCESS);
@@ -327,14 +325,13 @@ TEST(DatatypeNested, VectorOfVector) {
 
     auto src = iota_ints(40);
     EXPECT_EQ(pack_ints(outer.h, src.data(), 1), (std::vector<int>{0, 2, 6, 8, 12, 14}));
-    EXPECT_EQ(pack_ints(outer.h, src.data(), 2),
-              (std::vector<int>{0, 2, 6, 8, 12, 14, 15, 17, 21, 23, 27, 29}));
+    EXPECT_EQ(pack_ints(outer.h, src.data(), 2), (std::vector<int>{0, 2, 6, 8, 12, 14, 15, 17, 21, 23, 27, 29}));
 }
 
 TEST(DatatypeNested, ContiguousOfVectorAndBack) {
     owned vec, con, vec2;
-    vec.h = make_vector(2, 1, 3, WEFT_INT);   // ints 0, 3; extent 4 ints
-    con.h = make_contig(3, vec.h);            // at 0,3 / 4,7 / 8,11
+    vec.h = make_vector(2, 1, 3, WEFT_INT);  // ints 0, 3; extent 4 ints
+    con.h = make_contig(3, vec.h);           // at 0,3 / 4,7 / 8,11
     auto src = iota_ints(20);
     EXPECT_EQ(pack_ints(con.h, src.data(), 1), (std::vector<int>{0, 3, 4, 7, 8, 11}));
     EXPECT_FALSE(datatype_get(con.h)->contiguous);
@@ -342,13 +339,12 @@ TEST(DatatypeNested, ContiguousOfVectorAndBack) {
     // Vector of a contiguous child: blocks are copied as runs.
     owned c2;
     c2.h = make_contig(2, WEFT_INT);
-    vec2.h = make_vector(3, 2, -3, c2.h);      // blocks of 4 ints at int 0, -6, -12
+    vec2.h = make_vector(3, 2, -3, c2.h);  // blocks of 4 ints at int 0, -6, -12
     ptrdiff_t lb, extent;
     ASSERT_EQ(weft_type_get_extent(vec2.h, &lb, &extent), WEFT_SUCCESS);
     EXPECT_EQ(lb, -12 * static_cast<ptrdiff_t>(sizeof(int)));
     EXPECT_EQ(extent, 16 * static_cast<ptrdiff_t>(sizeof(int)));
-    EXPECT_EQ(pack_ints(vec2.h, src.data() + 12, 1),
-              (std::vector<int>{12, 13, 14, 15, 6, 7, 8, 9, 0, 1, 2, 3}));
+    EXPECT_EQ(pack_ints(vec2.h, src.data() + 12, 1), (std::vector<int>{12, 13, 14, 15, 6, 7, 8, 9, 0, 1, 2, 3}));
 }
 
 TEST(DatatypeNested, NegativeInnerLbPropagates) {
@@ -384,8 +380,7 @@ TEST(DatatypePairs, PackSkipsPadding) {
         EXPECT_EQ(out[k].v, in[k].v);
         EXPECT_EQ(out[k].i, in[k].i);
         const auto *raw = reinterpret_cast<const unsigned char *>(&out[k]);
-        for (size_t b = sizeof(double) + sizeof(int); b < sizeof(pair_t<double>); ++b)
-            EXPECT_EQ(raw[b], 0xee);
+        for (size_t b = sizeof(double) + sizeof(int); b < sizeof(pair_t<double>); ++b) EXPECT_EQ(raw[b], 0xee);
     }
 }
 
@@ -471,8 +466,7 @@ TEST(DatatypeRoundTrip, RandomVectors) {
             for (size_t b = 0; b < count; ++b)
                 for (size_t j = 0; j < blocklen; ++j)
                     expect.push_back(src[origin + static_cast<ptrdiff_t>(e) * d.extent / 4 +
-                                         static_cast<ptrdiff_t>(b) * stride +
-                                         static_cast<ptrdiff_t>(j)]);
+                                         static_cast<ptrdiff_t>(b) * stride + static_cast<ptrdiff_t>(j)]);
         std::vector<int> got(expect.size());
         if (!got.empty()) memcpy(got.data(), packed.data(), packed.size());
         ASSERT_EQ(got, expect) << count << "x" << blocklen << " stride " << stride << " n " << nelem;

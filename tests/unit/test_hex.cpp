@@ -5,7 +5,6 @@
 
 #include "base/hex.hpp"
 
-
 using weft::hex_decode;
 using weft::hex_encode;
 using bytes = std::vector<uint8_t>;

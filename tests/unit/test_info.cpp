@@ -385,8 +385,7 @@ TEST(InfoThreads, ConcurrentUseOfOneObject) {
                 if (weft_info_get(info, k.c_str(), 63, buf, &flag) != WEFT_SUCCESS) ++errors;
                 if (i % 7 == 0) weft_info_delete(info, k.c_str());  // may race: NOKEY is fine
                 weft_info d;
-                if (weft_info_dup(info, &d) != WEFT_SUCCESS || weft_info_free(&d) != WEFT_SUCCESS)
-                    ++errors;
+                if (weft_info_dup(info, &d) != WEFT_SUCCESS || weft_info_free(&d) != WEFT_SUCCESS) ++errors;
             }
         });
     for (auto &th : threads) th.join();

@@ -23,11 +23,10 @@ using weft::op_binding;
 
 namespace {
 
-const char *const all_op_names[] = {"WEFT_MAX",  "WEFT_MIN",  "WEFT_SUM",    "WEFT_PROD",
-                                    "WEFT_LAND", "WEFT_BAND", "WEFT_LOR",    "WEFT_BOR",
-                                    "WEFT_LXOR", "WEFT_BXOR", "WEFT_MINLOC", "WEFT_MAXLOC"};
-constexpr weft_op all_ops[] = {WEFT_MAX,  WEFT_MIN, WEFT_SUM,  WEFT_PROD, WEFT_LAND,   WEFT_BAND,
-                               WEFT_LOR,  WEFT_BOR, WEFT_LXOR, WEFT_BXOR, WEFT_MINLOC, WEFT_MAXLOC};
+const char *const all_op_names[] = {"WEFT_MAX", "WEFT_MIN", "WEFT_SUM",  "WEFT_PROD", "WEFT_LAND",   "WEFT_BAND",
+                                    "WEFT_LOR", "WEFT_BOR", "WEFT_LXOR", "WEFT_BXOR", "WEFT_MINLOC", "WEFT_MAXLOC"};
+constexpr weft_op all_ops[] = {WEFT_MAX, WEFT_MIN, WEFT_SUM,  WEFT_PROD, WEFT_LAND,   WEFT_BAND,
+                               WEFT_LOR, WEFT_BOR, WEFT_LXOR, WEFT_BXOR, WEFT_MINLOC, WEFT_MAXLOC};
 
 const char *op_name(weft_op op) { return all_op_names[op - WEFT_MAX]; }
 
@@ -78,14 +77,15 @@ struct type_case {
 
 template <class C>
 class OpInteger : public ::testing::Test {};
-using integer_cases = ::testing::Types<
-    type_case<int8_t, WEFT_INT8_T>, type_case<uint8_t, WEFT_UINT8_T>, type_case<int16_t, WEFT_INT16_T>,
-    type_case<uint16_t, WEFT_UINT16_T>, type_case<int32_t, WEFT_INT32_T>, type_case<uint32_t, WEFT_UINT32_T>,
-    type_case<int64_t, WEFT_INT64_T>, type_case<uint64_t, WEFT_UINT64_T>, type_case<int, WEFT_INT>,
-    type_case<long, WEFT_LONG>, type_case<unsigned, WEFT_UNSIGNED>, type_case<unsigned long, WEFT_UNSIGNED_LONG>,
-    type_case<short, WEFT_SHORT>, type_case<unsigned short, WEFT_UNSIGNED_SHORT>,
-    type_case<long long, WEFT_LONG_LONG>, type_case<unsigned long long, WEFT_UNSIGNED_LONG_LONG>,
-    type_case<signed char, WEFT_SIGNED_CHAR>, type_case<unsigned char, WEFT_UNSIGNED_CHAR>>;
+using integer_cases =
+    ::testing::Types<type_case<int8_t, WEFT_INT8_T>, type_case<uint8_t, WEFT_UINT8_T>, type_case<int16_t, WEFT_INT16_T>,
+                     type_case<uint16_t, WEFT_UINT16_T>, type_case<int32_t, WEFT_INT32_T>,
+                     type_case<uint32_t, WEFT_UINT32_T>, type_case<int64_t, WEFT_INT64_T>,
+                     type_case<uint64_t, WEFT_UINT64_T>, type_case<int, WEFT_INT>, type_case<long, WEFT_LONG>,
+                     type_case<unsigned, WEFT_UNSIGNED>, type_case<unsigned long, WEFT_UNSIGNED_LONG>,
+                     type_case<short, WEFT_SHORT>, type_case<unsigned short, WEFT_UNSIGNED_SHORT>,
+                     type_case<long long, WEFT_LONG_LONG>, type_case<unsigned long long, WEFT_UNSIGNED_LONG_LONG>,
+                     type_case<signed char, WEFT_SIGNED_CHAR>, type_case<unsigned char, WEFT_UNSIGNED_CHAR>>;
 TYPED_TEST_SUITE(OpInteger, integer_cases);
 
 TYPED_TEST(OpInteger, EveryOpMatchesReference) {
@@ -109,7 +109,8 @@ TYPED_TEST(OpInteger, EveryOpMatchesReference) {
         return r;
     };
     auto run = [&](weft_op op) {
-        return reduce_with(op, h, std::vector<T>(in.begin() + 1, in.end()), std::vector<T>(inout.begin() + 1, inout.end()));
+        return reduce_with(op, h, std::vector<T>(in.begin() + 1, in.end()),
+                           std::vector<T>(inout.begin() + 1, inout.end()));
     };
     using W = long long;
     EXPECT_EQ(run(WEFT_SUM), ref([](T a, T b) { return W(a) + W(b); }));
@@ -202,7 +203,8 @@ TEST(OpByte, BitwiseOnly) {
     EXPECT_EQ(reduce_with(WEFT_BAND, WEFT_BYTE, in, inout), (std::vector<B>{0xc0, 0x0c, 0x00, 0x01, 0x00}));
     EXPECT_EQ(reduce_with(WEFT_BOR, WEFT_BYTE, in, inout), (std::vector<B>{0xfc, 0xcf, 0xff, 0xff, 0x80}));
     EXPECT_EQ(reduce_with(WEFT_BXOR, WEFT_BYTE, in, inout), (std::vector<B>{0x3c, 0xc3, 0xff, 0xfe, 0x80}));
-    for (weft_op op : {WEFT_MAX, WEFT_MIN, WEFT_SUM, WEFT_PROD, WEFT_LAND, WEFT_LOR, WEFT_LXOR, WEFT_MINLOC, WEFT_MAXLOC})
+    for (weft_op op :
+         {WEFT_MAX, WEFT_MIN, WEFT_SUM, WEFT_PROD, WEFT_LAND, WEFT_LOR, WEFT_LXOR, WEFT_MINLOC, WEFT_MAXLOC})
         expect_refused(op, WEFT_BYTE, "WEFT_BYTE");
 }
 
@@ -213,7 +215,8 @@ TEST(OpBool, LogicalOnlyResultIsZeroOrOne) {
     EXPECT_EQ(reduce_with(WEFT_LAND, WEFT_C_BOOL, in, inout), (std::vector<B>{0, 0, 0, 1, 1, 0}));
     EXPECT_EQ(reduce_with(WEFT_LOR, WEFT_C_BOOL, in, inout), (std::vector<B>{0, 1, 1, 1, 1, 1}));
     EXPECT_EQ(reduce_with(WEFT_LXOR, WEFT_C_BOOL, in, inout), (std::vector<B>{0, 1, 1, 0, 0, 1}));
-    for (weft_op op : {WEFT_MAX, WEFT_MIN, WEFT_SUM, WEFT_PROD, WEFT_BAND, WEFT_BOR, WEFT_BXOR, WEFT_MINLOC, WEFT_MAXLOC})
+    for (weft_op op :
+         {WEFT_MAX, WEFT_MIN, WEFT_SUM, WEFT_PROD, WEFT_BAND, WEFT_BOR, WEFT_BXOR, WEFT_MINLOC, WEFT_MAXLOC})
         expect_refused(op, WEFT_C_BOOL, "WEFT_C_BOOL");
 }
 
@@ -231,9 +234,9 @@ struct pair_t {
 
 template <class C>
 class OpPair : public ::testing::Test {};
-using pair_cases = ::testing::Types<type_case<float, WEFT_FLOAT_INT>, type_case<double, WEFT_DOUBLE_INT>,
-                                    type_case<long, WEFT_LONG_INT>, type_case<int, WEFT_2INT>,
-                                    type_case<short, WEFT_SHORT_INT>>;
+using pair_cases =
+    ::testing::Types<type_case<float, WEFT_FLOAT_INT>, type_case<double, WEFT_DOUBLE_INT>,
+                     type_case<long, WEFT_LONG_INT>, type_case<int, WEFT_2INT>, type_case<short, WEFT_SHORT_INT>>;
 TYPED_TEST_SUITE(OpPair, pair_cases);
 
 TYPED_TEST(OpPair, LocTakesSmallerIndexOnTies) {
@@ -285,7 +288,8 @@ TYPED_TEST(OpPair, LocTakesSmallerIndexOnTies) {
 
 TYPED_TEST(OpPair, OnlyLocOps) {
     constexpr weft_datatype h = TypeParam::handle;
-    for (weft_op op : {WEFT_MAX, WEFT_MIN, WEFT_SUM, WEFT_PROD, WEFT_LAND, WEFT_LOR, WEFT_LXOR, WEFT_BAND, WEFT_BOR, WEFT_BXOR})
+    for (weft_op op :
+         {WEFT_MAX, WEFT_MIN, WEFT_SUM, WEFT_PROD, WEFT_LAND, WEFT_LOR, WEFT_LXOR, WEFT_BAND, WEFT_BOR, WEFT_BXOR})
         EXPECT_FALSE(binds(op, h)) << op_name(op);
 }
 
@@ -368,7 +372,7 @@ TEST(OpBind, NullAndGarbageHandles) {
         static_cast<weft_op>(0x60000000),  // slot 0
         static_cast<weft_op>(0x61000020),  // a user-op handle never created
         static_cast<weft_op>(0x6fffffff),
-        WEFT_DOUBLE,                       // a handle of another kind
+        WEFT_DOUBLE,  // a handle of another kind
         WEFT_COMM_WORLD,
         -1,
         0x12345678,
@@ -419,11 +423,11 @@ class RuntimeEnv : public ::testing::Environment {
 
 const auto *registered = ::testing::AddGlobalTestEnvironment(new RuntimeEnv);
 
-#define REQUIRE_RUNTIME()                                                                \
-    do {                                                                                 \
-        int init_rc = RuntimeEnv::ensure();                                              \
+#define REQUIRE_RUNTIME()                                                                            \
+    do {                                                                                             \
+        int init_rc = RuntimeEnv::ensure();                                                          \
         if (init_rc == WEFT_ERR_PLUGIN) GTEST_SKIP() << "no fabric plugin: " << RuntimeEnv::message; \
-        ASSERT_EQ(init_rc, WEFT_SUCCESS) << RuntimeEnv::message;                         \
+        ASSERT_EQ(init_rc, WEFT_SUCCESS) << RuntimeEnv::message;                                     \
     } while (0)
 
 // What the last call of a recording user function saw.

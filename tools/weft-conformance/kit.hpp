@@ -11,10 +11,10 @@ namespace kit {
 
 /* The plugin under test, as the summary line and the multi-process part need it. */
 struct Target {
-    std::string kind;        /* "fabric" or "queue" */
-    std::string path;        /* the plugin file, absolute, symbolic links kept */
-    std::string name;        /* the descriptor's name ("" when it could not be read) */
-    std::string version;     /* the descriptor's version */
+    std::string kind;    /* "fabric" or "queue" */
+    std::string path;    /* the plugin file, absolute, symbolic links kept */
+    std::string name;    /* the descriptor's name ("" when it could not be read) */
+    std::string version; /* the descriptor's version */
     unsigned abi_major = 0, abi_minor = 0;
 };
 
@@ -41,8 +41,8 @@ inline constexpr const char *mp_env_version = "WEFT_CONFORMANCE_MP_VERSION";
 std::vector<std::string> mp_check_names();
 struct MpOptions {
     int np = 2;
-    int timeout_s = 120;           /* the whole job (weftrun --timeout) */
-    bool verbose = false;          /* echo the job's output */
+    int timeout_s = 120;             /* the whole job (weftrun --timeout) */
+    bool verbose = false;            /* echo the job's output */
     std::vector<std::string> checks; /* the checks to run (a subset of mp_check_names()) */
 };
 /* Runs the checks through weftrun and reports each with report_result. */
@@ -51,6 +51,6 @@ void mp_run(const Target &t, const MpOptions &opt);
  * weftrun with WEFT_FABRIC set.  Returns the exit status. */
 int mp_worker_main(int argc, char **argv);
 
-} // namespace kit
+}  // namespace kit
 
 #endif

@@ -31,78 +31,66 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-bool executable(const std::string &path)
-{
+bool executable(const std::string &path) {
     struct stat st;
     return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
-std::string self_exe()
-{
+std::string self_exe() {
     char buf[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n <= 0)
-        return {};
+    if (n <= 0) return {};
     buf[n] = '\0';
     return buf;
 }
 
-std::string dir_of(const std::string &path)
-{
+std::string dir_of(const std::string &path) {
     auto slash = path.rfind('/');
-    if (slash == std::string::npos)
-        return ".";
+    if (slash == std::string::npos) return ".";
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 /* weftrun next to this program, else on PATH. */
-std::string find_weftrun(std::string &why)
-{
+std::string find_weftrun(std::string &why) {
     std::string self = self_exe();
     std::string here = self.empty() ? "" : dir_of(self) + "/weftrun";
-    if (!here.empty() && executable(here))
-        return here;
+    if (!here.empty() && executable(here)) return here;
     const char *path = getenv("PATH");
     std::string p = path ? path : "";
     size_t start = 0;
     while (start <= p.size()) {
         size_t end = p.find(':', start);
-        if (end == std::string::npos)
-            end = p.size();
+        if (end == std::string::npos) end = p.size();
         std::string dir = end > start ? p.substr(start, end - start) : ".";
-        if (executable(dir + "/weftrun"))
-            return dir + "/weftrun";
+        if (executable(dir + "/weftrun")) return dir + "/weftrun";
         start = end + 1;
     }
     why = "weftrun not found (not next to this program" + (here.empty() ? "" : " as " + here) +
-          ", nor on PATH): the multi-process part needs it";
+        ", nor on PATH): the multi-process part needs it";
     return {};
 }
 
-std::string join_tail(const std::deque<std::string> &tail, size_t n)
-{
+std::string join_tail(const std::deque<std::string> &tail, size_t n) {
     std::string out;
     size_t skip = tail.size() > n ? tail.size() - n : 0;
-    for (size_t i = skip; i < tail.size(); ++i)
-        out += "\n" + tail[i];
+    for (size_t i = skip; i < tail.size(); ++i) out += "\n" + tail[i];
     return out.empty() ? "\n(no output)" : out;
 }
 
-} // namespace
+}  // namespace
 
-void mp_run(const Target &t, const MpOptions &opt)
-{
-    if (opt.checks.empty())
-        return;
+void mp_run(const Target &t, const MpOptions &opt) {
+    if (opt.checks.empty()) return;
     const std::string part = "Multiprocess";
     /* Weft's loader finds a fabric by file name (libweft-<name>.so, <name> as WEFT_FABRIC says). */
     std::string file = t.path.substr(t.path.rfind('/') + 1);
     if (file != "libweft-" + t.name + ".so") {
         report_result("FAIL", part,
-                      "the plugin file is named " + file + " but its descriptor's name is \"" +
-                          t.name + "\": Weft's loader finds the fabric WEFT_FABRIC=" + t.name +
-                          " only as libweft-" + t.name + ".so, so weft_init would not load this "
-                          "file; rename it (or link it) to libweft-" + t.name + ".so");
+                      "the plugin file is named " + file + " but its descriptor's name is \"" + t.name +
+                          "\": Weft's loader finds the fabric WEFT_FABRIC=" + t.name + " only as libweft-" + t.name +
+                          ".so, so weft_init would not load this "
+                          "file; rename it (or link it) to libweft-" +
+                          t.name + ".so");
         return;
     }
     std::string why;
@@ -114,11 +102,16 @@ void mp_run(const Target &t, const MpOptions &opt)
     std::string self = self_exe();
 
     std::string only;
-    for (const std::string &c : opt.checks)
-        only += (only.empty() ? "" : ",") + c;
+    for (const std::string &c : opt.checks) only += (only.empty() ? "" : ",") + c;
     const int check_timeout = std::max(5, opt.timeout_s / 4);
-    std::vector<std::string> args = {weftrun, "-n", std::to_string(opt.np), "--timeout",
-                                     std::to_string(opt.timeout_s), "--", self, "--mp-worker",
+    std::vector<std::string> args = {weftrun,
+                                     "-n",
+                                     std::to_string(opt.np),
+                                     "--timeout",
+                                     std::to_string(opt.timeout_s),
+                                     "--",
+                                     self,
+                                     "--mp-worker",
                                      "--mp-np=" + std::to_string(opt.np),
                                      "--mp-check-timeout=" + std::to_string(check_timeout),
                                      "--mp-only=" + only};
@@ -133,19 +126,15 @@ void mp_run(const Target &t, const MpOptions &opt)
         env.push_back(s);
     }
     env.push_back("WEFT_FABRIC=" + t.name);
-    env.push_back("WEFT_PLUGIN_PATH=" + dir_of(t.path) +
-                  (old_path && *old_path ? ":" + std::string(old_path) : ""));
+    env.push_back("WEFT_PLUGIN_PATH=" + dir_of(t.path) + (old_path && *old_path ? ":" + std::string(old_path) : ""));
     env.push_back(std::string(mp_env_version) + "=" + t.version);
     std::vector<char *> argv_c, env_c;
-    for (auto &a : args)
-        argv_c.push_back(a.data());
+    for (auto &a : args) argv_c.push_back(a.data());
     argv_c.push_back(nullptr);
-    for (auto &e : env)
-        env_c.push_back(e.data());
+    for (auto &e : env) env_c.push_back(e.data());
     env_c.push_back(nullptr);
-    std::string command = weftrun + " -n " + std::to_string(opt.np) + " --timeout " +
-                          std::to_string(opt.timeout_s) + " weft-conformance --mp-worker " +
-                          "(WEFT_FABRIC=" + t.name + ")";
+    std::string command = weftrun + " -n " + std::to_string(opt.np) + " --timeout " + std::to_string(opt.timeout_s) +
+        " weft-conformance --mp-worker " + "(WEFT_FABRIC=" + t.name + ")";
     if (opt.verbose) {
         printf("-- multi-process part: %s\n", command.c_str());
         fflush(stdout);
@@ -164,13 +153,11 @@ void mp_run(const Target &t, const MpOptions &opt)
         report_result("FAIL", part, std::string("fork: ") + strerror(errno));
         close(fds[0]);
         close(fds[1]);
-        if (devnull >= 0)
-            close(devnull);
+        if (devnull >= 0) close(devnull);
         return;
     }
     if (pid == 0) {
-        if (devnull >= 0)
-            dup2(devnull, STDIN_FILENO);
+        if (devnull >= 0) dup2(devnull, STDIN_FILENO);
         dup2(fds[1], STDOUT_FILENO);
         dup2(fds[1], STDERR_FILENO);
         execve(argv_c[0], argv_c.data(), env_c.data());
@@ -180,13 +167,12 @@ void mp_run(const Target &t, const MpOptions &opt)
         _exit(127);
     }
     close(fds[1]);
-    if (devnull >= 0)
-        close(devnull);
+    if (devnull >= 0) close(devnull);
 
     /* Collect the lines until weftrun's end; past its own timeout (plus a grace), end it. */
     std::map<std::string, std::pair<std::string, std::string>> results; /* verdict, reason */
-    std::vector<std::string> order;     /* names in the order their results came */
-    std::string running;                /* the check begun and not reported */
+    std::vector<std::string> order;                                     /* names in the order their results came */
+    std::string running;                                                /* the check begun and not reported */
     std::deque<std::string> tail;
     std::string partial;
     const auto deadline = steady::now() + std::chrono::seconds(opt.timeout_s + 30);
@@ -196,8 +182,7 @@ void mp_run(const Target &t, const MpOptions &opt)
     auto take_line = [&](const std::string &line) {
         if (line.rfind("MP ", 0) != 0) {
             tail.push_back(line);
-            if (tail.size() > 40)
-                tail.pop_front();
+            if (tail.size() > 40) tail.pop_front();
             if (opt.verbose) {
                 printf("   | %s\n", line.c_str());
                 fflush(stdout);
@@ -206,8 +191,7 @@ void mp_run(const Target &t, const MpOptions &opt)
         }
         std::string rest = line.substr(3);
         auto sp = rest.find(' ');
-        if (sp == std::string::npos)
-            return;
+        if (sp == std::string::npos) return;
         std::string verdict = rest.substr(0, sp), name = rest.substr(sp + 1), reason;
         if (auto colon = name.find(": "); colon != std::string::npos) {
             reason = name.substr(colon + 2);
@@ -220,8 +204,7 @@ void mp_run(const Target &t, const MpOptions &opt)
                 results[name] = {verdict, reason};
                 order.push_back(name);
             }
-            if (name == running)
-                running.clear();
+            if (name == running) running.clear();
         }
     };
     int st = 0;
@@ -237,8 +220,7 @@ void mp_run(const Target &t, const MpOptions &opt)
             }
         }
         /* A process that outlived weftrun may hold the pipe open: do not wait for it. */
-        if (drain_until && now >= *drain_until)
-            break;
+        if (drain_until && now >= *drain_until) break;
         if (!reaped && now >= next_signal) {
             /* weftrun forwards the first two signals; at the third it kills the ranks. */
             killed = true;
@@ -251,20 +233,16 @@ void mp_run(const Target &t, const MpOptions &opt)
             }
             ++signals_sent;
         }
-        int wait_ms = static_cast<int>(std::max<long long>(
-            1, std::chrono::duration_cast<std::chrono::milliseconds>(next_signal - now).count()));
+        int wait_ms = static_cast<int>(
+            std::max<long long>(1, std::chrono::duration_cast<std::chrono::milliseconds>(next_signal - now).count()));
         pollfd p{fds[0], POLLIN, 0};
         int n = poll(&p, 1, std::min(wait_ms, 1000));
-        if (n < 0 && errno != EINTR)
-            break;
-        if (n <= 0)
-            continue;
+        if (n < 0 && errno != EINTR) break;
+        if (n <= 0) continue;
         char buf[4096];
         ssize_t got = read(fds[0], buf, sizeof(buf));
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
         partial.append(buf, static_cast<size_t>(got));
         size_t nl;
         while ((nl = partial.find('\n')) != std::string::npos) {
@@ -272,24 +250,20 @@ void mp_run(const Target &t, const MpOptions &opt)
             partial.erase(0, nl + 1);
         }
     }
-    if (!partial.empty())
-        take_line(partial);
+    if (!partial.empty()) take_line(partial);
     close(fds[0]);
-    while (!reaped && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (!reaped && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     int status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
     const bool timed_out = killed || status == 124;
     std::string ended = timed_out
-                            ? "timed out: the job was ended after " + std::to_string(opt.timeout_s) +
-                                  " s (--mp-timeout)"
-                            : "the job ended (weftrun exit status " + std::to_string(status) + ")";
+        ? "timed out: the job was ended after " + std::to_string(opt.timeout_s) + " s (--mp-timeout)"
+        : "the job ended (weftrun exit status " + std::to_string(status) + ")";
 
     if (results.empty() && (status != 0 || timed_out)) {
         report_result("FAIL", part,
                       command + ": " + ended + " before any check reported" +
                           (running.empty() ? std::string() : " (" + running + " was running)") +
-                          "; its last output:" +
-                          join_tail(tail, 6));
+                          "; its last output:" + join_tail(tail, 6));
         return;
     }
     /* The results as they came (the checks' order; Init and Finalize only when they failed),
@@ -299,31 +273,26 @@ void mp_run(const Target &t, const MpOptions &opt)
     for (const std::string &name : order) {
         auto &[verdict, reason] = results[name];
         report_result(verdict.c_str(), name, reason);
-        if (verdict == "FAIL" && first_failure.empty())
-            first_failure = name;
+        if (verdict == "FAIL" && first_failure.empty()) first_failure = name;
     }
     bool explained = !first_failure.empty();
     if (!running.empty() && abnormal) {
-        report_result("FAIL", running, "did not finish: " + ended + "; the job's last output:" +
-                                           join_tail(tail, 5));
+        report_result("FAIL", running, "did not finish: " + ended + "; the job's last output:" + join_tail(tail, 5));
         explained = true;
-        if (first_failure.empty())
-            first_failure = running;
+        if (first_failure.empty()) first_failure = running;
     }
     for (const std::string &name : opt.checks) {
-        if (results.count(name) || (name == running && abnormal))
-            continue;
+        if (results.count(name) || (name == running && abnormal)) continue;
         if (abnormal)
-            report_result("SKIP", name,
-                          "not run: the job ended" +
-                              (first_failure.empty() ? std::string() : " after " + first_failure));
+            report_result(
+                "SKIP", name,
+                "not run: the job ended" + (first_failure.empty() ? std::string() : " after " + first_failure));
         else
             report_result("FAIL", name, "no result: the workers never reported this check");
     }
     if ((status != 0 || timed_out) && !explained)
         report_result("FAIL", part + ".Exit",
-                      command + ": " + ended + " although every check reported; its last output:" +
-                          join_tail(tail, 5));
+                      command + ": " + ended + " although every check reported; its last output:" + join_tail(tail, 5));
 }
 
-} // namespace kit
+}  // namespace kit

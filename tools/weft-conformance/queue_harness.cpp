@@ -19,22 +19,16 @@ namespace {
 LoadedQueuePlugin g_queue;
 bool g_selected = false;
 
-int log_threshold()
-{
+int log_threshold() {
     const char *v = getenv("WEFT_LOG");
-    if (!v)
-        return WEFT_LOG_WARN;
-    if (!strcmp(v, "error"))
-        return WEFT_LOG_ERROR;
-    if (!strcmp(v, "info"))
-        return WEFT_LOG_INFO;
-    if (!strcmp(v, "debug"))
-        return WEFT_LOG_DEBUG;
+    if (!v) return WEFT_LOG_WARN;
+    if (!strcmp(v, "error")) return WEFT_LOG_ERROR;
+    if (!strcmp(v, "info")) return WEFT_LOG_INFO;
+    if (!strcmp(v, "debug")) return WEFT_LOG_DEBUG;
     return WEFT_LOG_WARN;
 }
 
-void host_log(int level, const char *name, const char *message)
-{
+void host_log(int level, const char *name, const char *message) {
     static const int threshold = log_threshold();
     static const char *const names[] = {"error", "warn", "info", "debug"};
     if (level <= threshold)
@@ -52,8 +46,7 @@ int get_hex_none(void *, const char *, void *, size_t) { return WEFT_PLUGIN_ERR_
 /* Sleeps briefly between polls: the plugin's own threads need the (few, shared) cores. */
 struct Poller {
     unsigned spins = 0;
-    void pause()
-    {
+    void pause() {
         if (++spins < 64)
             std::this_thread::yield();
         else
@@ -62,28 +55,26 @@ struct Poller {
 };
 
 template <class F>
-int retry_again(F &&f, const std::function<void()> &between)
-{
+int retry_again(F &&f, const std::function<void()> &between) {
     auto deadline = std::chrono::steady_clock::now() + queue_deadline;
     int rc;
     while ((rc = f()) == WEFT_PLUGIN_ERR_AGAIN && std::chrono::steady_clock::now() < deadline) {
-        if (between)
-            between();
+        if (between) between();
         std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     return rc;
 }
 
-} // namespace
+}  // namespace
 
-void queue_plugin_select(const std::string &path)
-{
+void queue_plugin_select(const std::string &path) {
     g_selected = true;
     g_queue = LoadedQueuePlugin{};
     g_queue.path = path;
     if (path.empty()) {
-        g_queue.error = "no queue plugin given: pass --queue NAME|PATH, or set "
-                        "WEFT_CONFORMANCE_QUEUE_PLUGIN to the path of libweft-queue-<name>.so";
+        g_queue.error =
+            "no queue plugin given: pass --queue NAME|PATH, or set "
+            "WEFT_CONFORMANCE_QUEUE_PLUGIN to the path of libweft-queue-<name>.so";
         return;
     }
     /* Never dlclosed: vendor libraries keep atexit handlers into their own text. */
@@ -93,10 +84,8 @@ void queue_plugin_select(const std::string &path)
         std::string text = e ? e : "unknown error";
         /* The plugin is there but a library it links is not: a GPU plugin on a machine without
          * the driver (libcuda.so.1 ...).  The core calls that "no device" too. */
-        if (access(path.c_str(), R_OK) == 0 &&
-            text.find("cannot open shared object file") != std::string::npos) {
-            g_queue.no_device = "no device: dlopen(" + path + "): " + text +
-                                " (the runtime's driver is not installed)";
+        if (access(path.c_str(), R_OK) == 0 && text.find("cannot open shared object file") != std::string::npos) {
+            g_queue.no_device = "no device: dlopen(" + path + "): " + text + " (the runtime's driver is not installed)";
             return;
         }
         g_queue.error = "dlopen(" + path + "): " + text;
@@ -109,19 +98,16 @@ void queue_plugin_select(const std::string &path)
     }
     if (desc->abi_major != WEFT_PLUGIN_ABI_MAJOR) {
         g_queue.error = path + ": plugin ABI " + std::to_string(desc->abi_major) + "." +
-                        std::to_string(desc->abi_minor) + ", this suite is ABI " +
-                        std::to_string(WEFT_PLUGIN_ABI_MAJOR) + "." +
-                        std::to_string(WEFT_PLUGIN_ABI_MINOR);
+            std::to_string(desc->abi_minor) + ", this suite is ABI " + std::to_string(WEFT_PLUGIN_ABI_MAJOR) + "." +
+            std::to_string(WEFT_PLUGIN_ABI_MINOR);
         return;
     }
     if (desc->kind != WEFT_PLUGIN_KIND_QUEUE) {
-        g_queue.error = path + " is not a queue plugin (kind " +
-                        std::to_string(static_cast<int>(desc->kind)) + ")";
+        g_queue.error = path + " is not a queue plugin (kind " + std::to_string(static_cast<int>(desc->kind)) + ")";
         return;
     }
     if (desc->abi_minor < 2) {
-        g_queue.error = path + ": queue plugins need ABI 1.2 or later, it is ABI 1." +
-                        std::to_string(desc->abi_minor);
+        g_queue.error = path + ": queue plugins need ABI 1.2 or later, it is ABI 1." + std::to_string(desc->abi_minor);
         return;
     }
     if (!desc->ops) {
@@ -130,23 +116,21 @@ void queue_plugin_select(const std::string &path)
     }
     g_queue.desc = desc;
     /* As the core does: only the part of the table the plugin's minor defines. */
-    size_t known = desc->abi_minor >= 3 ? sizeof(weft_queue_ops_v1_t)
-                                        : offsetof(weft_queue_ops_v1_t, queue_create);
+    size_t known = desc->abi_minor >= 3 ? sizeof(weft_queue_ops_v1_t) : offsetof(weft_queue_ops_v1_t, queue_create);
     memcpy(&g_queue.ops, desc->ops, known);
     const char *name = desc->name ? desc->name : path.c_str();
     if (desc->abi_minor < 3)
-        g_queue.no_create = std::string(name) + " is built for plugin ABI 1." +
-                            std::to_string(desc->abi_minor) +
-                            ": queue_create came with ABI 1.3, so the suite cannot make a native "
-                            "queue to test";
+        g_queue.no_create = std::string(name) + " is built for plugin ABI 1." + std::to_string(desc->abi_minor) +
+            ": queue_create came with ABI 1.3, so the suite cannot make a native "
+            "queue to test";
     else if (!g_queue.ops.queue_create || !g_queue.ops.queue_destroy)
-        g_queue.no_create = std::string(name) + " has no queue_create/queue_destroy (optional, "
-                                                "ABI 1.3): the suite cannot make a native queue "
-                                                "to test";
+        g_queue.no_create = std::string(name) +
+            " has no queue_create/queue_destroy (optional, "
+            "ABI 1.3): the suite cannot make a native queue "
+            "to test";
 }
 
-const LoadedQueuePlugin &queue_plugin()
-{
+const LoadedQueuePlugin &queue_plugin() {
     if (!g_selected) {
         const char *env = getenv("WEFT_CONFORMANCE_QUEUE_PLUGIN");
         queue_plugin_select(env ? env : "");
@@ -156,25 +140,17 @@ const LoadedQueuePlugin &queue_plugin()
 
 const weft_plugin_host_t *queue_host() { return &g_host; }
 
-const char *sync_name(int sync)
-{
+const char *sync_name(int sync) {
     switch (sync) {
-    case WEFT_QUEUE_SYNC_MEMOPS:
-        return "memops";
-    case WEFT_QUEUE_SYNC_HOSTFN:
-        return "hostfn";
-    default:
-        return "unknown";
+        case WEFT_QUEUE_SYNC_MEMOPS: return "memops";
+        case WEFT_QUEUE_SYNC_HOSTFN: return "hostfn";
+        default: return "unknown";
     }
 }
 
-std::string sync_param_name(const ::testing::TestParamInfo<int> &info)
-{
-    return sync_name(info.param);
-}
+std::string sync_param_name(const ::testing::TestParamInfo<int> &info) { return sync_name(info.param); }
 
-void queue_fill(void *p, size_t n, uint32_t seed)
-{
+void queue_fill(void *p, size_t n, uint32_t seed) {
     auto *b = static_cast<uint8_t *>(p);
     uint32_t x = seed * 2654435761u + 7;
     for (size_t i = 0; i < n; ++i) {
@@ -183,20 +159,17 @@ void queue_fill(void *p, size_t n, uint32_t seed)
     }
 }
 
-size_t queue_check(const void *p, size_t n, uint32_t seed)
-{
+size_t queue_check(const void *p, size_t n, uint32_t seed) {
     auto *b = static_cast<const uint8_t *>(p);
     uint32_t x = seed * 2654435761u + 7;
     for (size_t i = 0; i < n; ++i) {
         x = x * 1103515245u + 12345u;
-        if (b[i] != static_cast<uint8_t>(x >> 16))
-            return i;
+        if (b[i] != static_cast<uint8_t>(x >> 16)) return i;
     }
     return n;
 }
 
-bool run_bounded(std::function<int()> fn, int *rc, std::chrono::milliseconds timeout)
-{
+bool run_bounded(std::function<int()> fn, int *rc, std::chrono::milliseconds timeout) {
     struct State {
         std::mutex m;
         std::condition_variable cv;
@@ -212,24 +185,19 @@ bool run_bounded(std::function<int()> fn, int *rc, std::chrono::milliseconds tim
         st->cv.notify_all();
     }).detach();
     std::unique_lock<std::mutex> l(st->m);
-    if (!st->cv.wait_for(l, timeout, [&] { return st->done; }))
-        return false;
+    if (!st->cv.wait_for(l, timeout, [&] { return st->done; })) return false;
     *rc = st->rc;
     return true;
 }
 
-void require_queue_plugin()
-{
+void require_queue_plugin() {
     const LoadedQueuePlugin &p = queue_plugin();
-    if (p.path.empty())
-        GTEST_SKIP() << p.error;
-    if (!p.no_device.empty())
-        GTEST_SKIP() << p.no_device;
+    if (p.path.empty()) GTEST_SKIP() << p.error;
+    if (!p.no_device.empty()) GTEST_SKIP() << p.no_device;
     ASSERT_TRUE(p.error.empty()) << p.error;
 }
 
-weft_queue_runtime_t *open_runtime()
-{
+weft_queue_runtime_t *open_runtime() {
     const LoadedQueuePlugin &p = queue_plugin();
     weft_queue_runtime_t *rt = nullptr;
     char why[512] = "";
@@ -242,29 +210,23 @@ weft_queue_runtime_t *open_runtime()
         ADD_FAILURE() << p.desc->name << ": init failed (code " << rc << "): " << why;
         return nullptr;
     }
-    if (!rt)
-        ADD_FAILURE() << "init returned WEFT_PLUGIN_OK without a runtime";
+    if (!rt) ADD_FAILURE() << "init returned WEFT_PLUGIN_OK without a runtime";
     return rt;
 }
 
 // ------------------------------------------------------------------ QueueTest -----------
 
-void QueueTest::SetUp()
-{
+void QueueTest::SetUp() {
     require_queue_plugin();
-    if (IsSkipped() || HasFatalFailure())
-        return;
+    if (IsSkipped() || HasFatalFailure()) return;
     rt_ = open_runtime();
-    if (IsSkipped())
-        return;
+    if (IsSkipped()) return;
     ASSERT_NE(rt_, nullptr);
 }
 
-void QueueTest::TearDown()
-{
+void QueueTest::TearDown() {
     bool all = true;
-    for (TestQueue &tq : queues_)
-        all = drain(tq) && all;
+    for (TestQueue &tq : queues_) all = drain(tq) && all;
     if (all) {
         for (const Alloc &a : allocs_) {
             if (a.pinned) {
@@ -274,12 +236,10 @@ void QueueTest::TearDown()
             }
         }
     } else if (!allocs_.empty()) {
-        ADD_FAILURE() << "a queue did not drain: " << allocs_.size()
-                      << " buffer(s) it may still copy into are leaked";
+        ADD_FAILURE() << "a queue did not drain: " << allocs_.size() << " buffer(s) it may still copy into are leaked";
     }
     allocs_.clear();
-    for (TestQueue &tq : queues_)
-        all = finish(tq) && all;
+    for (TestQueue &tq : queues_) all = finish(tq) && all;
     queues_.clear();
     if (rt_ && all && !leak_runtime_) {
         EXPECT_EQ(ops().finalize(rt_), WEFT_PLUGIN_OK);
@@ -289,8 +249,7 @@ void QueueTest::TearDown()
     rt_ = nullptr;
 }
 
-TestQueue *QueueTest::create_queue()
-{
+TestQueue *QueueTest::create_queue() {
     const LoadedQueuePlugin &p = queue_plugin();
     if (!p.no_create.empty()) {
         [&] { GTEST_SKIP() << p.no_create; }();
@@ -305,8 +264,7 @@ TestQueue *QueueTest::create_queue()
         return nullptr;
     }
     if (size == 0 || size > sizeof(buf)) {
-        ADD_FAILURE() << "queue_create reported a handle of " << size << " bytes (capacity "
-                      << sizeof(buf) << ")";
+        ADD_FAILURE() << "queue_create reported a handle of " << size << " bytes (capacity " << sizeof(buf) << ")";
         return nullptr;
     }
     tq.handle.assign(buf, buf + size);
@@ -314,9 +272,8 @@ TestQueue *QueueTest::create_queue()
     return &tq;
 }
 
-int QueueTest::attach_raw(const char *type, const void *handle, size_t size, int sync,
-                          weft_queue_t **q, int *sync_used, char *why, size_t why_len)
-{
+int QueueTest::attach_raw(const char *type, const void *handle, size_t size, int sync, weft_queue_t **q, int *sync_used,
+                          char *why, size_t why_len) {
     weft_queue_attach_args_t args{};
     args.struct_size = sizeof(args);
     args.type = type;
@@ -328,12 +285,10 @@ int QueueTest::attach_raw(const char *type, const void *handle, size_t size, int
     return ops().attach(rt_, &args, q, sync_used, why, why_len);
 }
 
-int QueueTest::attach(TestQueue &tq, int sync, char *why, size_t why_len)
-{
+int QueueTest::attach(TestQueue &tq, int sync, char *why, size_t why_len) {
     weft_queue_t *q = nullptr;
     int used = 0;
-    int rc = attach_raw(ops().types[0], tq.handle.data(), tq.handle.size(), sync, &q, &used, why,
-                        why_len);
+    int rc = attach_raw(ops().types[0], tq.handle.data(), tq.handle.size(), sync, &q, &used, why, why_len);
     if (rc == WEFT_PLUGIN_OK) {
         tq.q = q;
         tq.sync_requested = sync;
@@ -343,16 +298,14 @@ int QueueTest::attach(TestQueue &tq, int sync, char *why, size_t why_len)
     return rc;
 }
 
-TestQueue *QueueTest::make_queue(int sync)
-{
+TestQueue *QueueTest::make_queue(int sync) {
     TestQueue *tq = create_queue();
-    if (!tq)
-        return nullptr;
+    if (!tq) return nullptr;
     char why[512] = "";
     int rc = attach(*tq, sync, why, sizeof(why));
     if (rc != WEFT_PLUGIN_OK) {
-        ADD_FAILURE() << "attach of a " << ops().types[0] << " from queue_create (sync "
-                      << sync_name(sync) << ") failed (code " << rc << "): " << why;
+        ADD_FAILURE() << "attach of a " << ops().types[0] << " from queue_create (sync " << sync_name(sync)
+                      << ") failed (code " << rc << "): " << why;
         return nullptr;
     }
     if (tq->sync_used != WEFT_QUEUE_SYNC_MEMOPS && tq->sync_used != WEFT_QUEUE_SYNC_HOSTFN) {
@@ -367,18 +320,14 @@ TestQueue *QueueTest::make_queue(int sync)
     return tq;
 }
 
-void QueueTest::detach(TestQueue &tq)
-{
-    if (!tq.q)
-        return;
+void QueueTest::detach(TestQueue &tq) {
+    if (!tq.q) return;
     EXPECT_EQ(ops().detach(tq.q), WEFT_PLUGIN_OK) << "detach";
     tq.q = nullptr;
 }
 
-void QueueTest::destroy(TestQueue &tq)
-{
-    if (!tq.created)
-        return;
+void QueueTest::destroy(TestQueue &tq) {
+    if (!tq.created) return;
     const weft_queue_ops_v1_t *o = &ops();
     weft_queue_runtime_t *rt = rt_;
     std::vector<uint8_t> h = tq.handle;
@@ -396,8 +345,7 @@ void QueueTest::destroy(TestQueue &tq)
         },
         &rc, 2 * queue_deadline);
     if (!returned) {
-        ADD_FAILURE() << "queue_destroy did not return within "
-                      << (2 * queue_deadline).count() << " ms";
+        ADD_FAILURE() << "queue_destroy did not return within " << (2 * queue_deadline).count() << " ms";
         leak_runtime_ = true;
         tq.stuck = true;
     } else {
@@ -406,15 +354,13 @@ void QueueTest::destroy(TestQueue &tq)
     tq.created = false;
 }
 
-uint32_t QueueTest::take(TestQueue &tq)
-{
+uint32_t QueueTest::take(TestQueue &tq) {
     uint32_t v = tq.next;
     tq.next = serial_next(v);
     return v;
 }
 
-int QueueTest::signal(TestQueue &tq, uint32_t value)
-{
+int QueueTest::signal(TestQueue &tq, uint32_t value) {
     weft_queue_t *q = tq.q;
     const weft_queue_ops_v1_t *o = &ops();
     int rc = retry_again([&] { return o->append_signal(q, value); },
@@ -426,8 +372,7 @@ int QueueTest::signal(TestQueue &tq, uint32_t value)
     return rc;
 }
 
-int QueueTest::wait(TestQueue &tq, uint32_t value)
-{
+int QueueTest::wait(TestQueue &tq, uint32_t value) {
     weft_queue_t *q = tq.q;
     const weft_queue_ops_v1_t *o = &ops();
     int rc = retry_again([&] { return o->append_wait(q, value); },
@@ -440,74 +385,62 @@ int QueueTest::wait(TestQueue &tq, uint32_t value)
     return rc;
 }
 
-int QueueTest::copy(TestQueue &tq, void *dst, const void *src, size_t bytes)
-{
+int QueueTest::copy(TestQueue &tq, void *dst, const void *src, size_t bytes) {
     weft_queue_t *q = tq.q;
     const weft_queue_ops_v1_t *o = &ops();
     int rc = retry_again([&] { return o->append_copy(q, dst, src, bytes); },
                          help_reached_ ? std::function<void()>([&] { reached(tq); }) : nullptr);
-    if (rc == WEFT_PLUGIN_OK)
-        tq.tail_is_signal = false;
+    if (rc == WEFT_PLUGIN_OK) tq.tail_is_signal = false;
     return rc;
 }
 
-uint32_t QueueTest::add_signal(TestQueue &tq)
-{
+uint32_t QueueTest::add_signal(TestQueue &tq) {
     uint32_t v = take(tq);
     EXPECT_EQ(signal(tq, v), WEFT_PLUGIN_OK) << "append_signal(" << v << ")";
     return v;
 }
 
-uint32_t QueueTest::add_wait(TestQueue &tq)
-{
+uint32_t QueueTest::add_wait(TestQueue &tq) {
     uint32_t v = take(tq);
     EXPECT_EQ(wait(tq, v), WEFT_PLUGIN_OK) << "append_wait(" << v << ")";
     return v;
 }
 
-uint32_t QueueTest::reached(TestQueue &tq)
-{
+uint32_t QueueTest::reached(TestQueue &tq) {
     uint32_t r = ops().reached(tq.q);
     if (!serial_ge(r, tq.seen)) {
         ADD_FAILURE() << "reached() went back from " << tq.seen << " to " << r;
-        return r;  /* keep the newest seen, so one regression fails once */
+        return r; /* keep the newest seen, so one regression fails once */
     }
     tq.seen = r;
     return r;
 }
 
-bool QueueTest::pass_one_wait(TestQueue &tq)
-{
+bool QueueTest::pass_one_wait(TestQueue &tq) {
     uint32_t s1 = add_signal(tq);
     uint32_t w = add_wait(tq);
     uint32_t s2 = add_signal(tq);
-    if (!wait_reached(tq, s1))
-        return false;
+    if (!wait_reached(tq, s1)) return false;
     release(tq, w);
     return wait_reached(tq, s2);
 }
 
-void QueueSyncOneQueueTest::SetUp()
-{
+void QueueSyncOneQueueTest::SetUp() {
     QueueSyncTest::SetUp();
-    if (IsSkipped() || HasFatalFailure())
-        return;
+    if (IsSkipped() || HasFatalFailure()) return;
     tq_ = make_queue(GetParam());
-    if (IsSkipped())
-        return;
+    if (IsSkipped()) return;
     ASSERT_NE(tq_, nullptr);
 }
 
-bool QueueTest::wait_reached(TestQueue &tq, uint32_t value, std::chrono::milliseconds timeout)
-{
+bool QueueTest::wait_reached(TestQueue &tq, uint32_t value, std::chrono::milliseconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     Poller p;
     uint32_t r;
     while (!serial_ge(r = reached(tq), value)) {
         if (std::chrono::steady_clock::now() > deadline) {
-            ADD_FAILURE() << "point " << value << " was not reached within " << timeout.count()
-                          << " ms (reached() is " << r << ", sync " << sync_name(tq.sync_used)
-                          << ")";
+            ADD_FAILURE() << "point " << value << " was not reached within " << timeout.count() << " ms (reached() is "
+                          << r << ", sync " << sync_name(tq.sync_used) << ")";
             return false;
         }
         p.pause();
@@ -515,25 +448,21 @@ bool QueueTest::wait_reached(TestQueue &tq, uint32_t value, std::chrono::millise
     return true;
 }
 
-bool QueueTest::stays_before(TestQueue &tq, uint32_t value, std::chrono::milliseconds d)
-{
+bool QueueTest::stays_before(TestQueue &tq, uint32_t value, std::chrono::milliseconds d) {
     auto end = std::chrono::steady_clock::now() + d;
     Poller p;
     while (std::chrono::steady_clock::now() < end) {
-        if (serial_ge(reached(tq), value))
-            return false;
+        if (serial_ge(reached(tq), value)) return false;
         p.pause();
     }
     return !serial_ge(reached(tq), value);
 }
 
-void QueueTest::release(TestQueue &tq, uint32_t value)
-{
+void QueueTest::release(TestQueue &tq, uint32_t value) {
     EXPECT_EQ(ops().release(tq.q, value), WEFT_PLUGIN_OK) << "release(" << value << ")";
 }
 
-void *QueueTest::alloc(TestQueue &tq, size_t bytes, bool pinned)
-{
+void *QueueTest::alloc(TestQueue &tq, size_t bytes, bool pinned) {
     void *p = nullptr;
     if (pinned) {
         int rc = ops().host_alloc(tq.q, bytes, &p);
@@ -552,11 +481,9 @@ void *QueueTest::alloc(TestQueue &tq, size_t bytes, bool pinned)
     return p;
 }
 
-int QueueTest::free_now(void *p)
-{
+int QueueTest::free_now(void *p) {
     for (auto it = allocs_.begin(); it != allocs_.end(); ++it) {
-        if (it->p != p)
-            continue;
+        if (it->p != p) continue;
         Alloc a = *it;
         allocs_.erase(it);
         if (!a.pinned) {
@@ -569,12 +496,9 @@ int QueueTest::free_now(void *p)
     return WEFT_PLUGIN_ERR_INVALID;
 }
 
-bool QueueTest::drain(TestQueue &tq)
-{
-    if (tq.stuck)
-        return false;
-    if (!tq.q)
-        return true;
+bool QueueTest::drain(TestQueue &tq) {
+    if (tq.stuck) return false;
+    if (!tq.q) return true;
     /* Everything appended must have executed before detach (and before its buffers go):
      * release every wait, end with a signal, and wait for it. */
     if (tq.any_wait) {
@@ -592,23 +516,19 @@ bool QueueTest::drain(TestQueue &tq)
     return true;
 }
 
-bool QueueTest::finish(TestQueue &tq)
-{
-    if (!drain(tq))
-        return false;
+bool QueueTest::finish(TestQueue &tq) {
+    if (!drain(tq)) return false;
     detach(tq);
     destroy(tq);
     return !tq.stuck;
 }
 
-void QueueTest::reopen_runtime()
-{
+void QueueTest::reopen_runtime() {
     ASSERT_EQ(ops().finalize(rt_), WEFT_PLUGIN_OK) << "finalize";
     rt_ = nullptr;
     char why[512] = "";
-    ASSERT_EQ(ops().init(queue_host(), &rt_, why, sizeof(why)), WEFT_PLUGIN_OK)
-        << "init again: " << why;
+    ASSERT_EQ(ops().init(queue_host(), &rt_, why, sizeof(why)), WEFT_PLUGIN_OK) << "init again: " << why;
     ASSERT_NE(rt_, nullptr);
 }
 
-} // namespace conformance
+}  // namespace conformance

@@ -33,9 +33,9 @@ void queue_plugin_select(const std::string &path);
 
 struct LoadedQueuePlugin {
     std::string path;
-    std::string error;      /* why it cannot be tested: every test fails with it */
-    std::string no_device;  /* its vendor library is missing: every test skips with it */
-    std::string no_create;  /* why no native queue can be made; empty when queue_create works */
+    std::string error;     /* why it cannot be tested: every test fails with it */
+    std::string no_device; /* its vendor library is missing: every test skips with it */
+    std::string no_create; /* why no native queue can be made; empty when queue_create works */
     const weft_plugin_v1_t *desc = nullptr;
     /* The part of the plugin's table that its ABI minor defines; later operations are NULL. */
     weft_queue_ops_v1_t ops{};
@@ -63,25 +63,25 @@ size_t queue_check(const void *p, size_t n, uint32_t seed);
 
 /* A native queue made by queue_create and attached, with the suite's bookkeeping. */
 struct TestQueue {
-    std::vector<uint8_t> handle;  /* its bytes, as attach takes them */
-    bool created = false;         /* queue_destroy still due */
-    weft_queue_t *q = nullptr;    /* attached */
+    std::vector<uint8_t> handle; /* its bytes, as attach takes them */
+    bool created = false;        /* queue_destroy still due */
+    weft_queue_t *q = nullptr;   /* attached */
     int sync_requested = 0;
     int sync_used = 0;
-    uint32_t next = 1;            /* the number of the next point */
-    uint32_t last_signal = 0;     /* the last signal appended, 0 before the first */
-    uint32_t last_wait = 0;       /* the last wait appended, 0 before the first */
+    uint32_t next = 1;        /* the number of the next point */
+    uint32_t last_signal = 0; /* the last signal appended, 0 before the first */
+    uint32_t last_wait = 0;   /* the last wait appended, 0 before the first */
     bool any_wait = false;
-    bool tail_is_signal = true;   /* nothing, or a signal, was appended last */
-    uint32_t seen = 0;            /* the last reached() value the suite observed */
-    bool stuck = false;           /* did not finish in time: left alone (leaked) */
+    bool tail_is_signal = true; /* nothing, or a signal, was appended last */
+    uint32_t seen = 0;          /* the last reached() value the suite observed */
+    bool stuck = false;         /* did not finish in time: left alone (leaked) */
 };
 
 /* A test with the plugin's runtime open.  SetUp skips or fails as described at the top;
  * TearDown releases every queue's waits, waits for its last signal, detaches, destroys and
  * finalizes, and fails when a step does. */
 class QueueTest : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override;
     void TearDown() override;
 
@@ -95,8 +95,8 @@ protected:
     /* attach of tq's handle as types[0]; sets tq.q and tq.sync_used on success. */
     int attach(TestQueue &tq, int sync, char *why, size_t why_len);
     /* attach with any arguments (get_hex answers NOT_FOUND for every key). */
-    int attach_raw(const char *type, const void *handle, size_t size, int sync, weft_queue_t **q,
-                   int *sync_used, char *why, size_t why_len);
+    int attach_raw(const char *type, const void *handle, size_t size, int sync, weft_queue_t **q, int *sync_used,
+                   char *why, size_t why_len);
     /* detach (everything appended must have executed) and queue_destroy (bounded in time). */
     void detach(TestQueue &tq);
     void destroy(TestQueue &tq);
@@ -116,8 +116,7 @@ protected:
     /* reached(), checked: it never goes back in serial order (a failure when it does). */
     uint32_t reached(TestQueue &tq);
     /* Polls until reached() is value or later; false (and a failure) after timeout. */
-    bool wait_reached(TestQueue &tq, uint32_t value,
-                      std::chrono::milliseconds timeout = queue_deadline);
+    bool wait_reached(TestQueue &tq, uint32_t value, std::chrono::milliseconds timeout = queue_deadline);
     /* true when reached() stays before value for d (a stopped queue). */
     bool stays_before(TestQueue &tq, uint32_t value, std::chrono::milliseconds d);
     void release(TestQueue &tq, uint32_t value);
@@ -140,22 +139,22 @@ protected:
     void reopen_runtime();
 
     weft_queue_runtime_t *rt_ = nullptr;
-    std::deque<TestQueue> queues_;  /* stable addresses */
+    std::deque<TestQueue> queues_; /* stable addresses */
     struct Alloc {
         TestQueue *tq;
         void *p;
         bool pinned;
     };
     std::vector<Alloc> allocs_;
-    bool help_reached_ = true;      /* appends retrying on AGAIN may call reached() */
-    bool leak_runtime_ = false;     /* a call hung: finalize would be unsafe */
+    bool help_reached_ = true;  /* appends retrying on AGAIN may call reached() */
+    bool leak_runtime_ = false; /* a call hung: finalize would be unsafe */
 };
 
 /* Parameterized by the sync mode requested (WEFT_QUEUE_SYNC_*). */
 class QueueSyncTest : public QueueTest, public ::testing::WithParamInterface<int> {};
 /* The same with one queue attached in that mode (tq_), or the test skipped or failed. */
 class QueueSyncOneQueueTest : public QueueSyncTest {
-protected:
+  protected:
     void SetUp() override;
     TestQueue *tq_ = nullptr;
 };
@@ -173,6 +172,6 @@ weft_queue_runtime_t *open_runtime();
  * (the thread is left behind: the plugin call hung).  *rc: fn's result. */
 bool run_bounded(std::function<int()> fn, int *rc, std::chrono::milliseconds timeout);
 
-} // namespace conformance
+}  // namespace conformance
 
 #endif

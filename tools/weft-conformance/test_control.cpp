@@ -10,8 +10,7 @@ namespace {
 
 using Control = FabricTest;
 
-TEST_F(Control, TruncationReportsErrTruncate)
-{
+TEST_F(Control, TruncationReportsErrTruncate) {
     struct Case {
         size_t sent, buffer;
         bool recv_first;
@@ -34,9 +33,9 @@ TEST_F(Control, TruncationReportsErrTruncate)
         ASSERT_TRUE(wait(r));
         EXPECT_EQ(r.c.status, WEFT_PLUGIN_ERR_TRUNCATE);
         /* plugin.h: a truncated receive reports the sent length, not the bytes delivered. */
-        EXPECT_EQ(r.c.length, k.sent)
-            << "a truncated receive must report the sent length (" << k.sent << " bytes), not "
-            << (r.c.length == k.buffer ? "the bytes delivered" : "another length");
+        EXPECT_EQ(r.c.length, k.sent) << "a truncated receive must report the sent length (" << k.sent
+                                      << " bytes), not "
+                                      << (r.c.length == k.buffer ? "the bytes delivered" : "another length");
         for (size_t i = k.buffer; i < in.size(); ++i)
             ASSERT_EQ(in[i], 0xee) << "truncated receive wrote past its buffer at " << i;
         ASSERT_TRUE(wait(s)) << "the truncated message's send never completed";
@@ -44,8 +43,7 @@ TEST_F(Control, TruncationReportsErrTruncate)
     }
 }
 
-TEST_F(Control, ProbeFindsUnexpectedWithoutConsuming)
-{
+TEST_F(Control, ProbeFindsUnexpectedWithoutConsuming) {
     const uint64_t tag = 0xabc0001;
     std::vector<uint8_t> out(100), in(100);
     pattern_fill(out.data(), out.size(), 3);
@@ -80,8 +78,7 @@ TEST_F(Control, ProbeFindsUnexpectedWithoutConsuming)
     EXPECT_EQ(found, 0) << "probe still finds a received message";
 }
 
-TEST_F(Control, CancelPostedReceive)
-{
+TEST_F(Control, CancelPostedReceive) {
     const uint64_t tag = 0xca11;
     uint64_t buf = 0;
     Op &r = new_op();
@@ -106,8 +103,7 @@ TEST_F(Control, CancelPostedReceive)
     EXPECT_EQ(buf, 0u) << "canceled receive buffer was written";
 }
 
-TEST_F(Control, CancelAfterMatchCompletesNormally)
-{
+TEST_F(Control, CancelAfterMatchCompletesNormally) {
     uint64_t v = 5, got = 0;
     Op &r = new_op(), &s = new_op();
     ASSERT_EQ(recv(b_, &got, 8, 0xc2, 0, r), WEFT_PLUGIN_OK);
@@ -118,8 +114,7 @@ TEST_F(Control, CancelAfterMatchCompletesNormally)
     EXPECT_EQ(got, v);
 }
 
-TEST_F(Control, WaitFdWakesOnArrival)
-{
+TEST_F(Control, WaitFdWakesOnArrival) {
     if (!(caps_.flags & WEFT_FABRIC_CAP_WAIT_FD))
         GTEST_SKIP() << plugin().desc->name << " has no WEFT_FABRIC_CAP_WAIT_FD";
     int fd = -1;
@@ -149,5 +144,5 @@ TEST_F(Control, WaitFdWakesOnArrival)
     EXPECT_EQ(got, v);
 }
 
-} // namespace
-} // namespace conformance
+}  // namespace
+}  // namespace conformance

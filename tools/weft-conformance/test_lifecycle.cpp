@@ -9,8 +9,7 @@ namespace {
 
 using Lifecycle = FabricTest;
 
-TEST_F(Lifecycle, SecondPairIsIndependent)
-{
+TEST_F(Lifecycle, SecondPairIsIndependent) {
     Endpoint c = open_endpoint(), d = open_endpoint();
     ASSERT_NE(c.ep, nullptr);
     ASSERT_NE(d.ep, nullptr);
@@ -40,8 +39,7 @@ TEST_F(Lifecycle, SecondPairIsIndependent)
     close_endpoint(d);
 }
 
-TEST_F(Lifecycle, SharedEndpointFromTwoThreads)
-{
+TEST_F(Lifecycle, SharedEndpointFromTwoThreads) {
     if (!(caps_.flags & WEFT_FABRIC_CAP_THREAD_SAFE))
         GTEST_SKIP() << plugin().desc->name << " has no WEFT_FABRIC_CAP_THREAD_SAFE";
     Endpoint s = open_endpoint(0), r = open_endpoint(0);
@@ -63,11 +61,9 @@ TEST_F(Lifecycle, SharedEndpointFromTwoThreads)
             int rc;
             do {
                 rc = ops().tag_send(s.ep, s_to_r, &out[i], 4, static_cast<uint64_t>(t), ss[i]);
-                if (rc == WEFT_PLUGIN_ERR_AGAIN)
-                    ops().ep_progress(s.ep);
+                if (rc == WEFT_PLUGIN_ERR_AGAIN) ops().ep_progress(s.ep);
             } while (rc == WEFT_PLUGIN_ERR_AGAIN);
-            if (rc != WEFT_PLUGIN_OK)
-                failures.fetch_add(1);
+            if (rc != WEFT_PLUGIN_OK) failures.fetch_add(1);
             ops().ep_progress(s.ep);
         }
     };
@@ -76,22 +72,18 @@ TEST_F(Lifecycle, SharedEndpointFromTwoThreads)
     t0.join();
     t1.join();
     ASSERT_EQ(failures.load(), 0);
-    for (int i = 0; i < 2 * N; ++i)
-        posted_.push_back(ss[i]);
+    for (int i = 0; i < 2 * N; ++i) posted_.push_back(ss[i]);
     ASSERT_TRUE(progress_until([&] {
         for (int i = 0; i < 2 * N; ++i)
-            if (!rs[i]->done() || !ss[i]->done())
-                return false;
+            if (!rs[i]->done() || !ss[i]->done()) return false;
         return true;
     }));
     /* Per tag, thread t's messages arrive in its send order. */
-    for (int i = 0; i < 2 * N; ++i)
-        EXPECT_EQ(in[i], static_cast<uint32_t>(i)) << "receive " << i;
+    for (int i = 0; i < 2 * N; ++i) EXPECT_EQ(in[i], static_cast<uint32_t>(i)) << "receive " << i;
     completion_violations_reset(); /* the raw sender threads bypassed the call tracking */
 }
 
-TEST_F(Lifecycle, CloseWithPendingOperationsCompletesThemOnce)
-{
+TEST_F(Lifecycle, CloseWithPendingOperationsCompletesThemOnce) {
     Endpoint c = open_endpoint();
     weft_fabric_peer_t *c_to_b = connect(c, b_);
     ASSERT_NE(c_to_b, nullptr);
@@ -109,12 +101,10 @@ TEST_F(Lifecycle, CloseWithPendingOperationsCompletesThemOnce)
     /* b may hold c's unexpected message; b's teardown must cope. */
 }
 
-TEST_F(Lifecycle, DisconnectIsBoundedWhenThePeerIsGone)
-{
+TEST_F(Lifecycle, DisconnectIsBoundedWhenThePeerIsGone) {
     Endpoint c = open_endpoint(), d = open_endpoint();
     weft_fabric_peer_t *c_to_d = nullptr;
-    ASSERT_EQ(ops().ep_connect(c.ep, d.address.data(), d.address.size(), &c_to_d),
-              WEFT_PLUGIN_OK);
+    ASSERT_EQ(ops().ep_connect(c.ep, d.address.data(), d.address.size(), &c_to_d), WEFT_PLUGIN_OK);
     uint64_t v = 1;
     Op &s = new_op();
     ASSERT_EQ(send(c, c_to_d, &v, 8, 1, s), WEFT_PLUGIN_OK);
@@ -128,13 +118,11 @@ TEST_F(Lifecycle, DisconnectIsBoundedWhenThePeerIsGone)
     close_endpoint(c);
 }
 
-TEST_F(Lifecycle, ReconnectAfterDisconnect)
-{
+TEST_F(Lifecycle, ReconnectAfterDisconnect) {
     Endpoint c = open_endpoint(), d = open_endpoint();
     for (int round = 0; round < 3; ++round) {
         weft_fabric_peer_t *p = nullptr;
-        ASSERT_EQ(ops().ep_connect(c.ep, d.address.data(), d.address.size(), &p),
-                  WEFT_PLUGIN_OK);
+        ASSERT_EQ(ops().ep_connect(c.ep, d.address.data(), d.address.size(), &p), WEFT_PLUGIN_OK);
         uint64_t v = 100 + round, got = 0;
         Op &r = new_op(), &s = new_op();
         ASSERT_EQ(recv(d, &got, 8, 3, 0, r), WEFT_PLUGIN_OK);
@@ -148,5 +136,5 @@ TEST_F(Lifecycle, ReconnectAfterDisconnect)
     close_endpoint(d);
 }
 
-} // namespace
-} // namespace conformance
+}  // namespace
+}  // namespace conformance

@@ -14,8 +14,7 @@ constexpr uint64_t bits(uint64_t src, uint64_t tag) { return (src << 48) | tag; 
 
 using Matching = FabricTest;
 
-TEST_F(Matching, ExactMatchBitsPickTheirMessage)
-{
+TEST_F(Matching, ExactMatchBitsPickTheirMessage) {
     uint64_t t1 = bits(1, 10), t2 = bits(1, 11);
     uint32_t got1 = 0, got2 = 0, v1 = 111, v2 = 222;
     Op &r1 = new_op(), &r2 = new_op(), &s1 = new_op(), &s2 = new_op();
@@ -32,8 +31,7 @@ TEST_F(Matching, ExactMatchBitsPickTheirMessage)
     EXPECT_EQ(r2.c.tag, t2);
 }
 
-TEST_F(Matching, IgnoreMasksEmulateWildcards)
-{
+TEST_F(Matching, IgnoreMasksEmulateWildcards) {
     struct Case {
         uint64_t recv_tag, ignore, send_tag;
         const char *what;
@@ -56,8 +54,7 @@ TEST_F(Matching, IgnoreMasksEmulateWildcards)
     }
 }
 
-TEST_F(Matching, MaskedBitsStillMustMatch)
-{
+TEST_F(Matching, MaskedBitsStillMustMatch) {
     /* Wildcard source but tag 5: a tag-6 message from anyone must not match. */
     uint64_t got = 0, v6 = 6, v5 = 5;
     Op &r = new_op(), &s6 = new_op(), &s5 = new_op();
@@ -75,8 +72,7 @@ TEST_F(Matching, MaskedBitsStillMustMatch)
     EXPECT_EQ(got, v6);
 }
 
-TEST_F(Matching, ThousandMessagesKeepTheirOrder)
-{
+TEST_F(Matching, ThousandMessagesKeepTheirOrder) {
     constexpr int N = 1000;
     const uint64_t tag = bits(1, 42);
     std::vector<uint32_t> out(N), in(N, UINT32_MAX);
@@ -91,8 +87,7 @@ TEST_F(Matching, ThousandMessagesKeepTheirOrder)
         out[i] = static_cast<uint32_t>(i);
         ss[i] = &new_op();
         ASSERT_EQ(send(a_, a_to_b_, &out[i], 4, tag, *ss[i]), WEFT_PLUGIN_OK);
-        if (i % 64 == 0)
-            progress_all();
+        if (i % 64 == 0) progress_all();
     }
     for (int i = N / 2; i < N; ++i) {
         rs[i] = &new_op();
@@ -101,16 +96,13 @@ TEST_F(Matching, ThousandMessagesKeepTheirOrder)
     ASSERT_TRUE(progress_until([&] { return rs[N - 1]->done() && ss[N - 1]->done(); }));
     ASSERT_TRUE(progress_until([&] {
         for (Op *r : rs)
-            if (!r->done())
-                return false;
+            if (!r->done()) return false;
         return true;
     }));
-    for (int i = 0; i < N; ++i)
-        ASSERT_EQ(in[i], static_cast<uint32_t>(i)) << "message " << in[i] << " overtook";
+    for (int i = 0; i < N; ++i) ASSERT_EQ(in[i], static_cast<uint32_t>(i)) << "message " << in[i] << " overtook";
 }
 
-TEST_F(Matching, MixedProtocolsKeepTheirOrder)
-{
+TEST_F(Matching, MixedProtocolsKeepTheirOrder) {
     /* Small (eager) and large (rendezvous) messages with one tag: still send order. */
     constexpr int N = 16;
     const uint64_t tag = bits(1, 43);
@@ -137,8 +129,7 @@ TEST_F(Matching, MixedProtocolsKeepTheirOrder)
     }
 }
 
-TEST_F(Matching, UnexpectedMessagesWaitForTheirReceive)
-{
+TEST_F(Matching, UnexpectedMessagesWaitForTheirReceive) {
     const uint64_t tag = bits(4, 4);
     const size_t sizes[] = {8, 64 << 10, 4 << 20};
     std::vector<std::vector<uint8_t>> out(3), in(3);
@@ -150,7 +141,7 @@ TEST_F(Matching, UnexpectedMessagesWaitForTheirReceive)
         ASSERT_EQ(send(a_, a_to_b_, out[i].data(), sizes[i], tag + i, *ss[i]), WEFT_PLUGIN_OK);
     }
     progress_for(std::chrono::milliseconds(100)); /* messages arrive with no receive posted */
-    for (int i = 2; i >= 0; --i) { /* reverse order: each must find its own tag */
+    for (int i = 2; i >= 0; --i) {                /* reverse order: each must find its own tag */
         in[i].assign(sizes[i], 0);
         Op &r = new_op();
         ASSERT_EQ(recv(b_, in[i].data(), sizes[i], tag + i, 0, r), WEFT_PLUGIN_OK);
@@ -159,9 +150,8 @@ TEST_F(Matching, UnexpectedMessagesWaitForTheirReceive)
         EXPECT_EQ(r.c.length, sizes[i]);
         EXPECT_EQ(pattern_check(in[i].data(), sizes[i], 50 + i), sizes[i]);
     }
-    for (Op *s : ss)
-        EXPECT_TRUE(wait(*s));
+    for (Op *s : ss) EXPECT_TRUE(wait(*s));
 }
 
-} // namespace
-} // namespace conformance
+}  // namespace
+}  // namespace conformance

@@ -14,31 +14,26 @@ namespace {
 
 constexpr uint64_t TAG = 0xfa11'0000'0000'0000ull;
 
-double seconds_since(std::chrono::steady_clock::time_point t0)
-{
+double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 class PeerFailure : public FabricTest {
-protected:
-    void SetUp() override
-    {
+  protected:
+    void SetUp() override {
         FabricTest::SetUp();
         if (!IsSkipped() && !HasFatalFailure() && !has_peer_failed())
             GTEST_SKIP() << plugin().desc->name << " (ABI " << plugin().desc->abi_major << "."
                          << plugin().desc->abi_minor << ") has no ep_peer_failed";
     }
     /* a reports b failed (a_b: a's connection to b; b_a: b's to a, both disconnected here). */
-    void fail_peer(const Endpoint &a, const Endpoint &b, weft_fabric_peer_t *a_b,
-                   weft_fabric_peer_t *b_a);
+    void fail_peer(const Endpoint &a, const Endpoint &b, weft_fabric_peer_t *a_b, weft_fabric_peer_t *b_a);
     /* Send buffers outlive TearDown (members go after it): a fabric whose peer is not really
      * dead may still hold a buffer it was told to give up. */
     std::vector<uint8_t> big_, small_, late_, big_in_;
 };
 
-void PeerFailure::fail_peer(const Endpoint &a, const Endpoint &b, weft_fabric_peer_t *a_b,
-                            weft_fabric_peer_t *b_a)
-{
+void PeerFailure::fail_peer(const Endpoint &a, const Endpoint &b, weft_fabric_peer_t *a_b, weft_fabric_peer_t *b_a) {
     /* Rendezvous-sized (above eager_size) and small, both with no receive at b: the big one
      * cannot finish without b.  A fabric without a rendezvous (eager_size that large) buffers
      * at the receiver: a bigger message, still on its way after a little progress. */
@@ -67,30 +62,27 @@ void PeerFailure::fail_peer(const Endpoint &a, const Endpoint &b, weft_fabric_pe
      * completed; what is still in flight must fail. */
     const bool big_done = sb.done() != 0, small_done = ss.done() != 0;
     if (big_done && big_.size() > caps_.eager_size)
-        printf("note: the %zu-byte send (eager_size %zu) completed with no receive posted\n",
-               big_.size(), caps_.eager_size);
+        printf("note: the %zu-byte send (eager_size %zu) completed with no receive posted\n", big_.size(),
+               caps_.eager_size);
     RecordProperty("in_flight", (big_done ? 0 : 1) + (small_done ? 0 : 1));
     if (getenv("WEFT_CONFORMANCE_VERBOSE"))
-        printf("in flight at ep_peer_failed: big %s, small %s\n", big_done ? "no" : "yes",
-               small_done ? "no" : "yes");
+        printf("in flight at ep_peer_failed: big %s, small %s\n", big_done ? "no" : "yes", small_done ? "no" : "yes");
 
     auto t0 = std::chrono::steady_clock::now();
     ASSERT_EQ(peer_failed(a, a_b), WEFT_PLUGIN_OK);
     EXPECT_LT(seconds_since(t0), 1.0) << "ep_peer_failed must not wait for the peer";
     /* Only a progresses: nothing may need b (it is dead, as far as a knows). */
-    EXPECT_TRUE(progress_one_until(a, [&] { return sb.done() && ss.done(); },
-                                   std::chrono::seconds(2)))
-        << "sends in flight to the failed peer did not complete within 2 s (big "
-        << sb.done() << ", small " << ss.done() << ")";
-    for (auto [op, was_done, what] : {std::tuple<Op *, bool, const char *>{&sb, big_done, "big"},
-                                      {&ss, small_done, "small"}}) {
-        if (!op->done())
-            continue;
+    EXPECT_TRUE(progress_one_until(
+        a, [&] { return sb.done() && ss.done(); }, std::chrono::seconds(2)))
+        << "sends in flight to the failed peer did not complete within 2 s (big " << sb.done() << ", small "
+        << ss.done() << ")";
+    for (auto [op, was_done, what] :
+         {std::tuple<Op *, bool, const char *>{&sb, big_done, "big"}, {&ss, small_done, "small"}}) {
+        if (!op->done()) continue;
         if (was_done) {
             EXPECT_EQ(op->c.status, WEFT_PLUGIN_OK) << what << " send, completed before";
         } else {
-            EXPECT_EQ(op->c.status, WEFT_PLUGIN_ERR_PEER_FAILED)
-                << what << " send in flight at ep_peer_failed";
+            EXPECT_EQ(op->c.status, WEFT_PLUGIN_ERR_PEER_FAILED) << what << " send in flight at ep_peer_failed";
         }
     }
     EXPECT_EQ(r.done(), 0) << "ep_peer_failed completed a receive (status " << r.c.status << ")";
@@ -101,12 +93,11 @@ void PeerFailure::fail_peer(const Endpoint &a, const Endpoint &b, weft_fabric_pe
     int rc;
     do { /* not send(): that retries AGAIN for 20 s */
         rc = send_once(a, a_b, late_.data(), late_.size(), TAG | 3, late);
-        if (rc == WEFT_PLUGIN_ERR_AGAIN)
-            progress_one(a);
+        if (rc == WEFT_PLUGIN_ERR_AGAIN) progress_one(a);
     } while (rc == WEFT_PLUGIN_ERR_AGAIN && seconds_since(t0) < 2.0);
     if (rc == WEFT_PLUGIN_OK) {
-        EXPECT_TRUE(progress_one_until(a, [&] { return late.done() != 0; },
-                                       std::chrono::seconds(2)))
+        EXPECT_TRUE(progress_one_until(
+            a, [&] { return late.done() != 0; }, std::chrono::seconds(2)))
             << "a send posted to the failed peer did not complete within 2 s";
         if (late.done()) {
             EXPECT_EQ(late.c.status, WEFT_PLUGIN_ERR_PEER_FAILED) << "send after ep_peer_failed";
@@ -117,7 +108,8 @@ void PeerFailure::fail_peer(const Endpoint &a, const Endpoint &b, weft_fabric_pe
 
     /* Told again: harmless, and nothing completes twice. */
     EXPECT_EQ(peer_failed(a, a_b), WEFT_PLUGIN_OK) << "ep_peer_failed a second time";
-    progress_one_until(a, [] { return false; }, std::chrono::milliseconds(50));
+    progress_one_until(
+        a, [] { return false; }, std::chrono::milliseconds(50));
     EXPECT_EQ(sb.done(), 1) << "big send completed " << sb.done() << " times";
     EXPECT_EQ(ss.done(), 1) << "small send completed " << ss.done() << " times";
     EXPECT_EQ(r.done(), 0) << "ep_peer_failed completed a receive";
@@ -130,12 +122,11 @@ void PeerFailure::fail_peer(const Endpoint &a, const Endpoint &b, weft_fabric_pe
     ASSERT_EQ(recv(b, big_in_.data(), big_in_.size(), TAG | 1, 0, rb), WEFT_PLUGIN_OK);
     progress_until([&] { return rb.done() != 0; }, std::chrono::milliseconds(300));
     progress_for(std::chrono::milliseconds(20));
-    EXPECT_EQ(sb.done(), 1) << "big send completed " << sb.done()
-                            << " times once the peer took the message";
+    EXPECT_EQ(sb.done(), 1) << "big send completed " << sb.done() << " times once the peer took the message";
     EXPECT_EQ(ss.done(), 1) << "small send completed " << ss.done() << " times";
     if (getenv("WEFT_CONFORMANCE_VERBOSE"))
-        printf("b's late receive of the big message: %s (status %d)\n",
-               rb.done() ? "completed" : "pending", rb.c.status);
+        printf("b's late receive of the big message: %s (status %d)\n", rb.done() ? "completed" : "pending",
+               rb.c.status);
     if (!rb.done()) {
         EXPECT_EQ(cancel(b, rb), WEFT_PLUGIN_OK) << "cancel of b's unmatched receive";
     }
@@ -162,15 +153,13 @@ void PeerFailure::fail_peer(const Endpoint &a, const Endpoint &b, weft_fabric_pe
     EXPECT_EQ(r.c.status, WEFT_PLUGIN_ERR_CANCELED);
 }
 
-TEST_F(PeerFailure, InFlightSendsFailAndLaterSendsAreRefused)
-{
+TEST_F(PeerFailure, InFlightSendsFailAndLaterSendsAreRefused) {
     fail_peer(a_, b_, a_to_b_, b_to_a_);
     a_to_b_ = b_to_a_ = nullptr;
 }
 
 /* The same on endpoints opened shared (attr->serial 0), where the plugin takes its locks. */
-TEST_F(PeerFailure, SharedEndpoints)
-{
+TEST_F(PeerFailure, SharedEndpoints) {
     Endpoint c = open_endpoint(0), d = open_endpoint(0);
     ASSERT_NE(c.ep, nullptr);
     ASSERT_NE(d.ep, nullptr);
@@ -180,5 +169,5 @@ TEST_F(PeerFailure, SharedEndpoints)
     fail_peer(c, d, c_to_d, d_to_c);
 }
 
-} // namespace
-} // namespace conformance
+}  // namespace
+}  // namespace conformance

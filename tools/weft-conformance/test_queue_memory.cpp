@@ -17,50 +17,32 @@ using namespace std::chrono_literals;
 
 enum class CopyKind { host_to_host, host_to_pinned, pinned_to_host, pinned_to_pinned };
 
-const char *copy_kind_name(CopyKind k)
-{
+const char *copy_kind_name(CopyKind k) {
     switch (k) {
-    case CopyKind::host_to_host:
-        return "host_to_host";
-    case CopyKind::host_to_pinned:
-        return "host_to_pinned";
-    case CopyKind::pinned_to_host:
-        return "pinned_to_host";
-    case CopyKind::pinned_to_pinned:
-        return "pinned_to_pinned";
+        case CopyKind::host_to_host: return "host_to_host";
+        case CopyKind::host_to_pinned: return "host_to_pinned";
+        case CopyKind::pinned_to_host: return "pinned_to_host";
+        case CopyKind::pinned_to_pinned: return "pinned_to_pinned";
     }
     return "?";
 }
 
-bool src_pinned(CopyKind k)
-{
-    return k == CopyKind::pinned_to_host || k == CopyKind::pinned_to_pinned;
-}
+bool src_pinned(CopyKind k) { return k == CopyKind::pinned_to_host || k == CopyKind::pinned_to_pinned; }
 
-bool dst_pinned(CopyKind k)
-{
-    return k == CopyKind::host_to_pinned || k == CopyKind::pinned_to_pinned;
-}
+bool dst_pinned(CopyKind k) { return k == CopyKind::host_to_pinned || k == CopyKind::pinned_to_pinned; }
 
 // ---------------------------------------------------------------------- copies -----------
 
-class QueueCopies : public QueueTest,
-                    public ::testing::WithParamInterface<std::tuple<int, CopyKind>> {
-protected:
-    void SetUp() override
-    {
+class QueueCopies : public QueueTest, public ::testing::WithParamInterface<std::tuple<int, CopyKind>> {
+  protected:
+    void SetUp() override {
         QueueTest::SetUp();
-        if (IsSkipped() || HasFatalFailure())
-            return;
+        if (IsSkipped() || HasFatalFailure()) return;
         tq_ = make_queue(std::get<0>(GetParam()));
-        if (IsSkipped())
-            return;
+        if (IsSkipped()) return;
         ASSERT_NE(tq_, nullptr);
     }
-    uint8_t *buffer(size_t n, bool pinned)
-    {
-        return static_cast<uint8_t *>(alloc(*tq_, n, pinned));
-    }
+    uint8_t *buffer(size_t n, bool pinned) { return static_cast<uint8_t *>(alloc(*tq_, n, pinned)); }
     TestQueue *tq_ = nullptr;
 };
 
@@ -75,37 +57,29 @@ struct BehindWait {
     const void *src;
     size_t n;
     std::atomic<bool> done{false};
-    int rc[4] = {WEFT_PLUGIN_ERR_OTHER, WEFT_PLUGIN_ERR_OTHER, WEFT_PLUGIN_ERR_OTHER,
-                 WEFT_PLUGIN_ERR_OTHER};
+    int rc[4] = {WEFT_PLUGIN_ERR_OTHER, WEFT_PLUGIN_ERR_OTHER, WEFT_PLUGIN_ERR_OTHER, WEFT_PLUGIN_ERR_OTHER};
 
     template <class F>
-    static int again(F &&f)
-    {
+    static int again(F &&f) {
         auto end = std::chrono::steady_clock::now() + queue_deadline;
         int r;
         while ((r = f()) == WEFT_PLUGIN_ERR_AGAIN && std::chrono::steady_clock::now() < end)
             std::this_thread::sleep_for(std::chrono::microseconds(50));
         return r;
     }
-    void run()
-    {
+    void run() {
         rc[0] = again([&] { return o->append_signal(q, s1); });
-        if (rc[0] == WEFT_PLUGIN_OK)
-            rc[1] = again([&] { return o->append_wait(q, w); });
-        if (rc[1] == WEFT_PLUGIN_OK)
-            rc[2] = again([&] { return o->append_copy(q, dst, src, n); });
-        if (rc[2] == WEFT_PLUGIN_OK)
-            rc[3] = again([&] { return o->append_signal(q, s2); });
+        if (rc[0] == WEFT_PLUGIN_OK) rc[1] = again([&] { return o->append_wait(q, w); });
+        if (rc[1] == WEFT_PLUGIN_OK) rc[2] = again([&] { return o->append_copy(q, dst, src, n); });
+        if (rc[2] == WEFT_PLUGIN_OK) rc[3] = again([&] { return o->append_signal(q, s2); });
         done.store(true);
     }
 };
 
-bool wait_flag(const std::atomic<bool> &flag, std::chrono::milliseconds d)
-{
+bool wait_flag(const std::atomic<bool> &flag, std::chrono::milliseconds d) {
     auto end = std::chrono::steady_clock::now() + d;
     while (!flag.load()) {
-        if (std::chrono::steady_clock::now() > end)
-            return false;
+        if (std::chrono::steady_clock::now() > end) return false;
         std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     return true;
@@ -113,8 +87,7 @@ bool wait_flag(const std::atomic<bool> &flag, std::chrono::milliseconds d)
 
 /* Copies run where they were appended: after what came before them (a wait stops them), and
  * before the next signal (their data is there when it is reached). */
-TEST_P(QueueCopies, RunInQueueOrder)
-{
+TEST_P(QueueCopies, RunInQueueOrder) {
     CopyKind kind = std::get<1>(GetParam());
     const bool sp = src_pinned(kind), dp = dst_pinned(kind);
     const size_t n = 64 * 1024 + 3;
@@ -148,25 +121,21 @@ TEST_P(QueueCopies, RunInQueueOrder)
         ASSERT_TRUE(wait_reached(*tq_, bw->s1));
         EXPECT_TRUE(stays_before(*tq_, bw->s2, 50ms))
             << "signal " << bw->s2 << " was reached with wait " << bw->w << " not released";
-        EXPECT_EQ(queue_check(dst, n, 1), n) << "the copy behind wait " << bw->w
-                                             << " ran before the wait was released";
+        EXPECT_EQ(queue_check(dst, n, 1), n) << "the copy behind wait " << bw->w << " ran before the wait was released";
     } else {
         /* Allowed: appends may block (CUDA's copies of pageable memory wait for the copy; the
          * core only copies pinned memory).  Only the order after the release is checked. */
-        printf("note: %s append_copy blocked while the queue was stopped by a wait\n",
-               copy_kind_name(kind));
+        printf("note: %s append_copy blocked while the queue was stopped by a wait\n", copy_kind_name(kind));
     }
     release(*tq_, bw->w);
     if (!wait_flag(bw->done, queue_deadline)) {
-        ADD_FAILURE() << "the appends did not return within " << queue_deadline.count()
-                      << " ms of the release";
+        ADD_FAILURE() << "the appends did not return within " << queue_deadline.count() << " ms of the release";
         tq_->stuck = true; /* leaks the queue, its buffers and the runtime: never freed under it */
         leak_runtime_ = true;
         return;
     }
     /* The bookkeeping TearDown needs, for what went in. */
-    if (bw->rc[0] == WEFT_PLUGIN_OK)
-        tq_->last_signal = bw->s1;
+    if (bw->rc[0] == WEFT_PLUGIN_OK) tq_->last_signal = bw->s1;
     if (bw->rc[1] == WEFT_PLUGIN_OK) {
         tq_->last_wait = bw->w;
         tq_->any_wait = true;
@@ -191,42 +160,33 @@ TEST_P(QueueCopies, RunInQueueOrder)
     queue_fill(src, n, 3);
     queue_fill(tmp, n, 200);
     queue_fill(back, n, 201);
-    for (int i = 0; i < 8; ++i)
-        queue_fill(many + i * chunk, chunk, 10 + i);
+    for (int i = 0; i < 8; ++i) queue_fill(many + i * chunk, chunk, 10 + i);
     std::vector<uint8_t> expect(dst, dst + n);
     memcpy(expect.data(), many + 7 * chunk, chunk);
     ASSERT_EQ(copy(*tq_, tmp, src, n), WEFT_PLUGIN_OK);
     ASSERT_EQ(copy(*tq_, back, tmp, n), WEFT_PLUGIN_OK);
-    for (int i = 0; i < 8; ++i)
-        ASSERT_EQ(copy(*tq_, dst, many + i * chunk, chunk), WEFT_PLUGIN_OK);
+    for (int i = 0; i < 8; ++i) ASSERT_EQ(copy(*tq_, dst, many + i * chunk, chunk), WEFT_PLUGIN_OK);
     s = add_signal(*tq_);
     ASSERT_TRUE(wait_reached(*tq_, s));
     EXPECT_EQ(queue_check(tmp, n, 3), n) << "first copy of the chain";
     EXPECT_EQ(queue_check(back, n, 3), n) << "the second copy of the chain ran before the first";
-    EXPECT_EQ(memcmp(dst, expect.data(), n), 0)
-        << "eight copies to one place: the result is not the last one appended";
+    EXPECT_EQ(memcmp(dst, expect.data(), n), 0) << "eight copies to one place: the result is not the last one appended";
 }
 
-std::string copies_name(const ::testing::TestParamInfo<std::tuple<int, CopyKind>> &info)
-{
-    return std::string(sync_name(std::get<0>(info.param))) + "_" +
-           copy_kind_name(std::get<1>(info.param));
+std::string copies_name(const ::testing::TestParamInfo<std::tuple<int, CopyKind>> &info) {
+    return std::string(sync_name(std::get<0>(info.param))) + "_" + copy_kind_name(std::get<1>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(QueueSync, QueueCopies,
-                         ::testing::Combine(::testing::Values(WEFT_QUEUE_SYNC_MEMOPS,
-                                                              WEFT_QUEUE_SYNC_HOSTFN),
-                                            ::testing::Values(CopyKind::host_to_host,
-                                                              CopyKind::host_to_pinned,
-                                                              CopyKind::pinned_to_host,
-                                                              CopyKind::pinned_to_pinned)),
+                         ::testing::Combine(::testing::Values(WEFT_QUEUE_SYNC_MEMOPS, WEFT_QUEUE_SYNC_HOSTFN),
+                                            ::testing::Values(CopyKind::host_to_host, CopyKind::host_to_pinned,
+                                                              CopyKind::pinned_to_host, CopyKind::pinned_to_pinned)),
                          copies_name);
 
 class QueueCopyEdges : public QueueSyncOneQueueTest {};
 
 /* A copy of 0 bytes is accepted and changes nothing; the queue goes on. */
-TEST_P(QueueCopyEdges, ZeroBytes)
-{
+TEST_P(QueueCopyEdges, ZeroBytes) {
     const size_t n = 256;
     auto *src = static_cast<uint8_t *>(alloc(*tq_, n, true));
     auto *dst = static_cast<uint8_t *>(alloc(*tq_, n, false));
@@ -248,26 +208,21 @@ TEST_P(QueueCopyEdges, ZeroBytes)
     EXPECT_EQ(queue_check(dst, n, 5), n);
 }
 
-INSTANTIATE_TEST_SUITE_P(QueueSync, QueueCopyEdges,
-                         ::testing::Values(WEFT_QUEUE_SYNC_MEMOPS, WEFT_QUEUE_SYNC_HOSTFN),
+INSTANTIATE_TEST_SUITE_P(QueueSync, QueueCopyEdges, ::testing::Values(WEFT_QUEUE_SYNC_MEMOPS, WEFT_QUEUE_SYNC_HOSTFN),
                          sync_param_name);
 
 // ---------------------------------------------------------------------- memory -----------
 
 class QueueMemory : public QueueTest {
-protected:
-    void SetUp() override
-    {
+  protected:
+    void SetUp() override {
         QueueTest::SetUp();
-        if (IsSkipped() || HasFatalFailure())
-            return;
+        if (IsSkipped() || HasFatalFailure()) return;
         tq_ = make_queue(WEFT_QUEUE_SYNC_MEMOPS);
-        if (IsSkipped())
-            return;
+        if (IsSkipped()) return;
         ASSERT_NE(tq_, nullptr);
     }
-    weft_mem_kind_t kind_of(const void *p)
-    {
+    weft_mem_kind_t kind_of(const void *p) {
         weft_mem_kind_t k = static_cast<weft_mem_kind_t>(-1);
         EXPECT_EQ(ops().mem_kind(tq_->q, p, &k), WEFT_PLUGIN_OK) << "mem_kind(" << p << ")";
         return k;
@@ -277,8 +232,7 @@ protected:
 
 int g_static_word = 1;
 
-TEST_F(QueueMemory, MallocIsHost)
-{
+TEST_F(QueueMemory, MallocIsHost) {
     const size_t n = 1 << 20;
     std::unique_ptr<uint8_t, decltype(&free)> heap(static_cast<uint8_t *>(malloc(n)), free);
     ASSERT_NE(heap, nullptr);
@@ -291,8 +245,7 @@ TEST_F(QueueMemory, MallocIsHost)
     EXPECT_EQ(kind_of(&g_static_word), WEFT_MEM_HOST) << "static data";
 }
 
-TEST_F(QueueMemory, HostAllocIsPinned)
-{
+TEST_F(QueueMemory, HostAllocIsPinned) {
     const size_t n = 4096;
     auto *p = static_cast<uint8_t *>(alloc(*tq_, n, true));
     ASSERT_NE(p, nullptr);
@@ -303,8 +256,7 @@ TEST_F(QueueMemory, HostAllocIsPinned)
     EXPECT_EQ(free_now(p), WEFT_PLUGIN_OK) << "host_free";
 }
 
-TEST_F(QueueMemory, HostAllocSeveralSizes)
-{
+TEST_F(QueueMemory, HostAllocSeveralSizes) {
     const size_t sizes[] = {1, 8, 4095, 4096, 65537, size_t{1} << 20, size_t{16} << 20};
     constexpr size_t count = sizeof(sizes) / sizeof(sizes[0]);
     uint8_t *p[count] = {};
@@ -318,8 +270,7 @@ TEST_F(QueueMemory, HostAllocSeveralSizes)
         EXPECT_EQ(queue_check(p[i], sizes[i], 300 + i), sizes[i])
             << "host_alloc(" << sizes[i] << ") overlaps another allocation";
         EXPECT_EQ(kind_of(p[i]), WEFT_MEM_HOST_PINNED) << "host_alloc(" << sizes[i] << ")";
-        EXPECT_EQ(kind_of(p[i] + sizes[i] - 1), WEFT_MEM_HOST_PINNED)
-            << "last byte of host_alloc(" << sizes[i] << ")";
+        EXPECT_EQ(kind_of(p[i] + sizes[i] - 1), WEFT_MEM_HOST_PINNED) << "last byte of host_alloc(" << sizes[i] << ")";
     }
     /* Freed out of order, then allocated again. */
     for (size_t i = 0; i < count; i += 2)
@@ -333,5 +284,5 @@ TEST_F(QueueMemory, HostAllocSeveralSizes)
     }
 }
 
-} // namespace
-} // namespace conformance
+}  // namespace
+}  // namespace conformance

@@ -15,11 +15,9 @@ using namespace std::chrono_literals;
 
 // ------------------------------------------------------------ descriptor and init ---------
 
-TEST(QueuePlugin, DescriptorIsComplete)
-{
+TEST(QueuePlugin, DescriptorIsComplete) {
     require_queue_plugin();
-    if (IsSkipped() || HasFatalFailure())
-        return;
+    if (IsSkipped() || HasFatalFailure()) return;
     const LoadedQueuePlugin &p = queue_plugin();
     const weft_plugin_v1_t &d = *p.desc;
     EXPECT_EQ(d.abi_major, static_cast<uint32_t>(WEFT_PLUGIN_ABI_MAJOR));
@@ -51,29 +49,24 @@ TEST(QueuePlugin, DescriptorIsComplete)
                             {(const void *)o.host_alloc, "host_alloc"},
                             {(const void *)o.host_free, "host_free"}})
         EXPECT_NE(fn, nullptr) << "mandatory operation " << what << " is NULL";
-    EXPECT_EQ(o.queue_create == nullptr, o.queue_destroy == nullptr)
-        << "queue_create and queue_destroy come as a pair";
+    EXPECT_EQ(o.queue_create == nullptr, o.queue_destroy == nullptr) << "queue_create and queue_destroy come as a pair";
     RecordProperty("plugin", d.name);
     RecordProperty("version", d.version);
-    printf("queue plugin %s %s, ABI %u.%u, first type %s%s\n", d.name, d.version, d.abi_major,
-           d.abi_minor, n ? o.types[0] : "(none)",
-           p.no_create.empty() ? "" : " (no queue_create: tests needing a queue skip)");
+    printf("queue plugin %s %s, ABI %u.%u, first type %s%s\n", d.name, d.version, d.abi_major, d.abi_minor,
+           n ? o.types[0] : "(none)", p.no_create.empty() ? "" : " (no queue_create: tests needing a queue skip)");
     /* Like every test, skipped (after the checks above) where the runtime has no device. */
     if (weft_queue_runtime_t *rt = open_runtime()) {
         EXPECT_EQ(o.finalize(rt), WEFT_PLUGIN_OK);
     }
 }
 
-TEST(QueuePlugin, InitFinalizeTwice)
-{
+TEST(QueuePlugin, InitFinalizeTwice) {
     require_queue_plugin();
-    if (IsSkipped() || HasFatalFailure())
-        return;
+    if (IsSkipped() || HasFatalFailure()) return;
     const weft_queue_ops_v1_t &o = queue_plugin().ops;
     for (int i = 0; i < 2; ++i) {
         weft_queue_runtime_t *rt = open_runtime();
-        if (IsSkipped() || HasFailure())
-            return;
+        if (IsSkipped() || HasFailure()) return;
         ASSERT_NE(rt, nullptr);
         EXPECT_EQ(o.finalize(rt), WEFT_PLUGIN_OK) << "finalize #" << i + 1;
     }
@@ -84,11 +77,9 @@ TEST(QueuePlugin, InitFinalizeTwice)
 
 using QueueAttach = QueueTest;
 
-TEST_F(QueueAttach, WrongHandleSizeIsRefused)
-{
+TEST_F(QueueAttach, WrongHandleSizeIsRefused) {
     TestQueue *tq = create_queue();
-    if (!tq)
-        return;
+    if (!tq) return;
     const std::vector<uint8_t> &h = tq->handle;
     std::vector<uint8_t> longer(h);
     longer.push_back(0);
@@ -96,15 +87,12 @@ TEST_F(QueueAttach, WrongHandleSizeIsRefused)
         const void *bytes;
         size_t size;
     };
-    for (Try t : {Try{h.data(), h.size() - 1}, Try{longer.data(), longer.size()},
-                  Try{h.data(), size_t{0}}}) {
+    for (Try t : {Try{h.data(), h.size() - 1}, Try{longer.data(), longer.size()}, Try{h.data(), size_t{0}}}) {
         weft_queue_t *q = nullptr;
         int used = 0;
         char why[512] = "";
-        int rc = attach_raw(ops().types[0], t.bytes, t.size, WEFT_QUEUE_SYNC_MEMOPS, &q, &used,
-                            why, sizeof(why));
-        EXPECT_NE(rc, WEFT_PLUGIN_OK) << "a " << t.size << "-byte handle (it is " << h.size()
-                                      << " bytes) was accepted";
+        int rc = attach_raw(ops().types[0], t.bytes, t.size, WEFT_QUEUE_SYNC_MEMOPS, &q, &used, why, sizeof(why));
+        EXPECT_NE(rc, WEFT_PLUGIN_OK) << "a " << t.size << "-byte handle (it is " << h.size() << " bytes) was accepted";
         if (rc == WEFT_PLUGIN_OK) {
             ops().detach(q);
             continue;
@@ -118,31 +106,28 @@ TEST_F(QueueAttach, WrongHandleSizeIsRefused)
     EXPECT_TRUE(wait_reached(*tq, s));
 }
 
-TEST_F(QueueAttach, UnknownTypeIsRefused)
-{
+TEST_F(QueueAttach, UnknownTypeIsRefused) {
     TestQueue *tq = create_queue();
-    if (!tq)
-        return;
+    if (!tq) return;
     for (const char *type : {"weft_conformance_no_such_type", static_cast<const char *>(nullptr)}) {
         weft_queue_t *q = nullptr;
         int used = 0;
         char why[512] = "";
-        int rc = attach_raw(type, tq->handle.data(), tq->handle.size(), WEFT_QUEUE_SYNC_MEMOPS,
-                            &q, &used, why, sizeof(why));
+        int rc =
+            attach_raw(type, tq->handle.data(), tq->handle.size(), WEFT_QUEUE_SYNC_MEMOPS, &q, &used, why, sizeof(why));
         EXPECT_NE(rc, WEFT_PLUGIN_OK) << "type " << (type ? type : "NULL") << " was accepted";
         if (rc == WEFT_PLUGIN_OK) {
             ops().detach(q);
             continue;
         }
-        EXPECT_GT(strlen(why), 0u) << "type " << (type ? type : "NULL") << " refused (code "
-                                   << rc << ") without a reason in why";
+        EXPECT_GT(strlen(why), 0u) << "type " << (type ? type : "NULL") << " refused (code " << rc
+                                   << ") without a reason in why";
     }
 }
 
 /* plugin.h: "it never aborts the process, whatever it was passed (NULL handles give
  * ERR_INVALID)".  A queue is used where one can be made; the rest runs without. */
-TEST_F(QueueAttach, NullArgumentsAreInvalid)
-{
+TEST_F(QueueAttach, NullArgumentsAreInvalid) {
     const weft_queue_ops_v1_t &o = ops();
     char why[512] = "";
     EXPECT_EQ(o.init(queue_host(), nullptr, why, sizeof(why)), WEFT_PLUGIN_ERR_INVALID)
@@ -156,9 +141,7 @@ TEST_F(QueueAttach, NullArgumentsAreInvalid)
     args.handle = zeros;
     args.handle_size = sizeof(zeros);
     args.sync = WEFT_QUEUE_SYNC_MEMOPS;
-    args.get_hex = [](void *, const char *, void *, size_t) {
-        return int{WEFT_PLUGIN_ERR_NOT_FOUND};
-    };
+    args.get_hex = [](void *, const char *, void *, size_t) { return int{WEFT_PLUGIN_ERR_NOT_FOUND}; };
     weft_queue_t *q = nullptr;
     int used = 0;
     EXPECT_EQ(o.attach(nullptr, &args, &q, &used, why, sizeof(why)), WEFT_PLUGIN_ERR_INVALID)
@@ -174,8 +157,7 @@ TEST_F(QueueAttach, NullArgumentsAreInvalid)
     EXPECT_EQ(o.detach(nullptr), WEFT_PLUGIN_ERR_INVALID) << "detach(NULL)";
     EXPECT_EQ(o.append_signal(nullptr, 1), WEFT_PLUGIN_ERR_INVALID) << "append_signal(NULL)";
     EXPECT_EQ(o.append_wait(nullptr, 1), WEFT_PLUGIN_ERR_INVALID) << "append_wait(NULL)";
-    EXPECT_EQ(o.append_copy(nullptr, &word, &word, sizeof(word)), WEFT_PLUGIN_ERR_INVALID)
-        << "append_copy(NULL queue)";
+    EXPECT_EQ(o.append_copy(nullptr, &word, &word, sizeof(word)), WEFT_PLUGIN_ERR_INVALID) << "append_copy(NULL queue)";
     EXPECT_EQ(o.release(nullptr, 1), WEFT_PLUGIN_ERR_INVALID) << "release(NULL)";
     (void)o.reached(nullptr); /* returns a value, not a code: it only must not crash */
     EXPECT_EQ(o.mem_kind(nullptr, &word, &kind), WEFT_PLUGIN_ERR_INVALID) << "mem_kind(NULL)";
@@ -191,8 +173,7 @@ TEST_F(QueueAttach, NullArgumentsAreInvalid)
         EXPECT_EQ(o.queue_destroy(nullptr, buf, sizeof(void *)), WEFT_PLUGIN_ERR_INVALID);
         EXPECT_EQ(o.queue_destroy(rt_, nullptr, sizeof(void *)), WEFT_PLUGIN_ERR_INVALID);
     }
-    if (!queue_plugin().no_create.empty())
-        return; /* the rest needs a queue; what ran above still counts */
+    if (!queue_plugin().no_create.empty()) return; /* the rest needs a queue; what ran above still counts */
 
     /* A handle too small for queue_create: refused, or at least nothing written past it. */
     if (o.queue_create) {
@@ -203,19 +184,15 @@ TEST_F(QueueAttach, NullArgumentsAreInvalid)
         EXPECT_NE(rc, WEFT_PLUGIN_OK) << "queue_create wrote a handle into a 1-byte buffer";
         for (size_t i = 1; i < sizeof(one); ++i)
             ASSERT_EQ(one[i], 0xa5) << "queue_create wrote byte " << i << " past its capacity";
-        if (rc == WEFT_PLUGIN_OK)
-            o.queue_destroy(rt_, one, size);
+        if (rc == WEFT_PLUGIN_OK) o.queue_destroy(rt_, one, size);
     }
     TestQueue *tq = make_queue();
-    if (!tq)
-        return;
+    if (!tq) return;
     EXPECT_EQ(o.mem_kind(tq->q, &word, nullptr), WEFT_PLUGIN_ERR_INVALID) << "mem_kind, kind NULL";
     EXPECT_EQ(o.host_alloc(tq->q, 64, nullptr), WEFT_PLUGIN_ERR_INVALID) << "host_alloc, ptr NULL";
     /* A copy from or to NULL is refused at append time, not run (where it would crash). */
-    EXPECT_NE(o.append_copy(tq->q, nullptr, &word, sizeof(word)), WEFT_PLUGIN_OK)
-        << "append_copy to NULL";
-    EXPECT_NE(o.append_copy(tq->q, &word, nullptr, sizeof(word)), WEFT_PLUGIN_OK)
-        << "append_copy from NULL";
+    EXPECT_NE(o.append_copy(tq->q, nullptr, &word, sizeof(word)), WEFT_PLUGIN_OK) << "append_copy to NULL";
+    EXPECT_NE(o.append_copy(tq->q, &word, nullptr, sizeof(word)), WEFT_PLUGIN_OK) << "append_copy from NULL";
     /* The queue still works. */
     uint32_t s = add_signal(*tq);
     EXPECT_TRUE(wait_reached(*tq, s));
@@ -225,25 +202,20 @@ TEST_F(QueueAttach, NullArgumentsAreInvalid)
 
 class QueuePoints : public QueueSyncOneQueueTest {};
 
-TEST_P(QueuePoints, AttachReportsTheSyncUsed)
-{
-    EXPECT_TRUE(tq_->sync_used == WEFT_QUEUE_SYNC_MEMOPS ||
-                tq_->sync_used == WEFT_QUEUE_SYNC_HOSTFN)
+TEST_P(QueuePoints, AttachReportsTheSyncUsed) {
+    EXPECT_TRUE(tq_->sync_used == WEFT_QUEUE_SYNC_MEMOPS || tq_->sync_used == WEFT_QUEUE_SYNC_HOSTFN)
         << "*sync_used " << tq_->sync_used;
     if (GetParam() == WEFT_QUEUE_SYNC_HOSTFN && tq_->sync_used != WEFT_QUEUE_SYNC_HOSTFN)
-        printf("note: hostfn requested, %s used (the plugin lacks host functions)\n",
-               sync_name(tq_->sync_used));
+        printf("note: hostfn requested, %s used (the plugin lacks host functions)\n", sync_name(tq_->sync_used));
     RecordProperty("sync_used", sync_name(tq_->sync_used));
     /* The mechanism reported is the one that works: a signal and a wait go through. */
     ASSERT_TRUE(pass_one_wait(*tq_));
 }
 
-TEST_P(QueuePoints, SignalsAreReachedInOrder)
-{
+TEST_P(QueuePoints, SignalsAreReachedInOrder) {
     EXPECT_EQ(reached(*tq_), 0u) << "reached() must be 0 before the first signal";
     constexpr uint32_t count = 200;
-    for (uint32_t i = 0; i < count; ++i)
-        ASSERT_EQ(signal(*tq_, take(*tq_)), WEFT_PLUGIN_OK) << "append_signal #" << i;
+    for (uint32_t i = 0; i < count; ++i) ASSERT_EQ(signal(*tq_, take(*tq_)), WEFT_PLUGIN_OK) << "append_signal #" << i;
     /* Every value seen is one of the signals (1..count), never going back (reached() checks). */
     auto deadline = std::chrono::steady_clock::now() + queue_deadline;
     uint32_t r;
@@ -257,30 +229,27 @@ TEST_P(QueuePoints, SignalsAreReachedInOrder)
     EXPECT_EQ(reached(*tq_), count) << "reached() moved after the last signal";
 }
 
-TEST_P(QueuePoints, WaitStopsTheQueue)
-{
+TEST_P(QueuePoints, WaitStopsTheQueue) {
     uint32_t s1 = add_signal(*tq_);
     uint32_t w = add_wait(*tq_);
     uint32_t s2 = add_signal(*tq_);
     ASSERT_TRUE(wait_reached(*tq_, s1));
-    EXPECT_TRUE(stays_before(*tq_, s2, 50ms)) << "signal " << s2 << " after wait " << w
-                                              << " was reached before the wait was released";
+    EXPECT_TRUE(stays_before(*tq_, s2, 50ms))
+        << "signal " << s2 << " after wait " << w << " was reached before the wait was released";
     EXPECT_EQ(reached(*tq_), s1);
     release(*tq_, w);
     ASSERT_TRUE(wait_reached(*tq_, s2));
     EXPECT_EQ(reached(*tq_), s2);
 }
 
-TEST_P(QueuePoints, EarlyReleaseDoesNotStopTheQueue)
-{
+TEST_P(QueuePoints, EarlyReleaseDoesNotStopTheQueue) {
     /* Released before anything was appended. */
     uint32_t s1 = take(*tq_), w1 = take(*tq_), s2 = take(*tq_);
     release(*tq_, w1);
     ASSERT_EQ(signal(*tq_, s1), WEFT_PLUGIN_OK);
     ASSERT_EQ(wait(*tq_, w1), WEFT_PLUGIN_OK);
     ASSERT_EQ(signal(*tq_, s2), WEFT_PLUGIN_OK);
-    ASSERT_TRUE(wait_reached(*tq_, s2))
-        << "a wait released before it was appended stopped the queue";
+    ASSERT_TRUE(wait_reached(*tq_, s2)) << "a wait released before it was appended stopped the queue";
     /* Released after the signal before it was reached, before the wait was appended. */
     uint32_t s3 = add_signal(*tq_);
     uint32_t w2 = take(*tq_);
@@ -288,12 +257,10 @@ TEST_P(QueuePoints, EarlyReleaseDoesNotStopTheQueue)
     release(*tq_, w2);
     ASSERT_EQ(wait(*tq_, w2), WEFT_PLUGIN_OK);
     uint32_t s4 = add_signal(*tq_);
-    ASSERT_TRUE(wait_reached(*tq_, s4))
-        << "a wait released before it was appended stopped the queue";
+    ASSERT_TRUE(wait_reached(*tq_, s4)) << "a wait released before it was appended stopped the queue";
 }
 
-TEST_P(QueuePoints, ReleaseCoversEveryEarlierWait)
-{
+TEST_P(QueuePoints, ReleaseCoversEveryEarlierWait) {
     uint32_t s1 = add_signal(*tq_);
     uint32_t w1 = add_wait(*tq_);
     uint32_t w2 = add_wait(*tq_);
@@ -301,14 +268,12 @@ TEST_P(QueuePoints, ReleaseCoversEveryEarlierWait)
     uint32_t w3 = add_wait(*tq_);
     uint32_t s3 = add_signal(*tq_);
     ASSERT_TRUE(wait_reached(*tq_, s1));
-    EXPECT_TRUE(stays_before(*tq_, s2, 20ms))
-        << "waits " << w1 << " and " << w2 << " let the queue go";
+    EXPECT_TRUE(stays_before(*tq_, s2, 20ms)) << "waits " << w1 << " and " << w2 << " let the queue go";
     release(*tq_, w2); /* covers w1 too */
     ASSERT_TRUE(wait_reached(*tq_, s2)) << "release(" << w2 << ") did not cover wait " << w1;
     EXPECT_TRUE(stays_before(*tq_, s3, 20ms)) << "release(" << w2 << ") let wait " << w3 << " go";
     release(*tq_, w1); /* an older value: must not undo or extend anything */
-    EXPECT_TRUE(stays_before(*tq_, s3, 20ms)) << "a stale release(" << w1 << ") let wait " << w3
-                                              << " go";
+    EXPECT_TRUE(stays_before(*tq_, s3, 20ms)) << "a stale release(" << w1 << ") let wait " << w3 << " go";
     release(*tq_, w3);
     ASSERT_TRUE(wait_reached(*tq_, s3));
     EXPECT_EQ(reached(*tq_), s3);
@@ -327,8 +292,7 @@ TEST_P(QueuePoints, ReleaseCoversEveryEarlierWait)
 /* Serial numbers wrap: the queue is brought near 2^32 in steps of less than 2^30 (each step a
  * released wait and a signal), then points cross 0 (skipped, as the core skips it) one pair at
  * a time, each wait checked to stop the queue. */
-TEST_P(QueuePoints, SerialNumbersWrap)
-{
+TEST_P(QueuePoints, SerialNumbersWrap) {
     constexpr uint32_t target = 0xFFFFFFF0u, step = 0x30000000u;
     while (tq_->next != target) {
         uint32_t remaining = target - tq_->next;
@@ -362,8 +326,7 @@ TEST_P(QueuePoints, SerialNumbersWrap)
 /* The core's shape: this thread appends 10 000 points while another polls reached() and
  * releases each wait once the signal before it was reached (often before the wait is
  * appended). */
-TEST_P(QueuePoints, ConcurrentReachedAndRelease)
-{
+TEST_P(QueuePoints, ConcurrentReachedAndRelease) {
     constexpr uint32_t pairs = 5000;
     constexpr uint32_t last = 2 * pairs + 1; /* signals are odd, waits even */
     weft_queue_t *q = tq_->q;
@@ -375,22 +338,17 @@ TEST_P(QueuePoints, ConcurrentReachedAndRelease)
         uint32_t prev = 0;
         auto deadline = std::chrono::steady_clock::now() + 3 * queue_deadline;
         unsigned spins = 0;
-        while (!stop.load(std::memory_order_relaxed) &&
-               std::chrono::steady_clock::now() < deadline) {
+        while (!stop.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < deadline) {
             uint32_t r = o->reached(q);
-            if (r != 0 && (r % 2 == 0 || r > last))
-                bad_value.fetch_add(1);
-            if (!serial_ge(r, prev))
-                went_back.fetch_add(1);
+            if (r != 0 && (r % 2 == 0 || r > last)) bad_value.fetch_add(1);
+            if (!serial_ge(r, prev)) went_back.fetch_add(1);
             if (r != prev) {
-                if (r % 2 == 1 && o->release(q, r + 1) != WEFT_PLUGIN_OK)
-                    release_failed.fetch_add(1);
+                if (r % 2 == 1 && o->release(q, r + 1) != WEFT_PLUGIN_OK) release_failed.fetch_add(1);
                 prev = r;
                 seen.store(r);
                 spins = 0;
             }
-            if (r == last)
-                return;
+            if (r == last) return;
             if (++spins % 64 == 0)
                 std::this_thread::sleep_for(std::chrono::microseconds(20));
             else
@@ -423,19 +381,16 @@ TEST_P(QueuePoints, ConcurrentReachedAndRelease)
     EXPECT_EQ(bad_value.load(), 0) << "reached() returned values that are not signals appended";
     EXPECT_EQ(went_back.load(), 0) << "reached() went back";
     EXPECT_EQ(release_failed.load(), 0) << "release() failed";
-    EXPECT_EQ(seen.load(), last) << "the progress thread gave up (deadline) at point "
-                                 << seen.load();
+    EXPECT_EQ(seen.load(), last) << "the progress thread gave up (deadline) at point " << seen.load();
     ASSERT_TRUE(wait_reached(*tq_, last));
 }
 
 /* detach never destroys the native queue: it can be attached again, and work goes on. */
-TEST_P(QueuePoints, DetachLeavesTheNativeQueue)
-{
+TEST_P(QueuePoints, DetachLeavesTheNativeQueue) {
     ASSERT_TRUE(pass_one_wait(*tq_));
     detach(*tq_);
     char why[512] = "";
-    ASSERT_EQ(attach(*tq_, GetParam(), why, sizeof(why)), WEFT_PLUGIN_OK)
-        << "attach again after detach: " << why;
+    ASSERT_EQ(attach(*tq_, GetParam(), why, sizeof(why)), WEFT_PLUGIN_OK) << "attach again after detach: " << why;
     tq_->next = 1; /* a new attachment numbers its points from 1, as the core does */
     tq_->last_signal = tq_->last_wait = 0;
     tq_->any_wait = false;
@@ -452,8 +407,7 @@ TEST_P(QueuePoints, DetachLeavesTheNativeQueue)
     destroy(*tq_);
 }
 
-INSTANTIATE_TEST_SUITE_P(QueueSync, QueuePoints,
-                         ::testing::Values(WEFT_QUEUE_SYNC_MEMOPS, WEFT_QUEUE_SYNC_HOSTFN),
+INSTANTIATE_TEST_SUITE_P(QueueSync, QueuePoints, ::testing::Values(WEFT_QUEUE_SYNC_MEMOPS, WEFT_QUEUE_SYNC_HOSTFN),
                          sync_param_name);
 
 // ------------------------------------------------------------------ lifecycle ------------
@@ -463,14 +417,11 @@ using QueueLifecycle = QueueTest;
 /* A wait that stops one queue does not stop another.  Memory operations only: in hostfn mode
  * a runtime may run every queue's host callbacks on one thread (CUDA documents it), so a
  * blocked wait callback may hold back other queues. */
-TEST_F(QueueLifecycle, TwoQueuesAreIndependent)
-{
+TEST_F(QueueLifecycle, TwoQueuesAreIndependent) {
     TestQueue *a = make_queue(WEFT_QUEUE_SYNC_MEMOPS);
-    if (!a)
-        return;
+    if (!a) return;
     TestQueue *b = make_queue(WEFT_QUEUE_SYNC_MEMOPS);
-    if (!b)
-        return;
+    if (!b) return;
     if (a->sync_used != WEFT_QUEUE_SYNC_MEMOPS || b->sync_used != WEFT_QUEUE_SYNC_MEMOPS)
         GTEST_SKIP() << "the plugin uses hostfn here (memops unsupported): queues need not be "
                         "independent with host callbacks";
@@ -493,12 +444,10 @@ TEST_F(QueueLifecycle, TwoQueuesAreIndependent)
 }
 
 /* init, a queue's whole life, finalize; twice. */
-TEST_F(QueueLifecycle, RuntimeReopensWithQueues)
-{
+TEST_F(QueueLifecycle, RuntimeReopensWithQueues) {
     for (int round = 0; round < 2; ++round) {
         TestQueue *tq = make_queue();
-        if (!tq)
-            return;
+        if (!tq) return;
         uint32_t s = add_signal(*tq);
         uint32_t w = add_wait(*tq);
         uint32_t s2 = add_signal(*tq);
@@ -508,10 +457,9 @@ TEST_F(QueueLifecycle, RuntimeReopensWithQueues)
         ASSERT_TRUE(finish(*tq)) << "round " << round;
         queues_.clear();
         reopen_runtime();
-        if (HasFatalFailure())
-            return;
+        if (HasFatalFailure()) return;
     }
 }
 
-} // namespace
-} // namespace conformance
+}  // namespace
+}  // namespace conformance

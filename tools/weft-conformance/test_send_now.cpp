@@ -11,12 +11,10 @@ namespace {
 constexpr uint64_t TAG = 0x5e4d'0000'0000'0000ull;
 
 class SendNow : public FabricTest {
-protected:
-    void SetUp() override
-    {
+  protected:
+    void SetUp() override {
         FabricTest::SetUp();
-        if (HasFatalFailure())
-            return;
+        if (HasFatalFailure()) return;
         /* A table of an older minor ends before the field: it must not be read. */
         if (plugin().desc->abi_minor < 5 || ops().tag_send_now == nullptr)
             GTEST_SKIP() << "the plugin has no tag_send_now (optional, ABI 1.5)";
@@ -24,9 +22,7 @@ protected:
 
     /* tag_send_now, retried while it says AGAIN (for up to 10 s), progressing meanwhile: a
      * full queue drains, and a connection (ofi_rxm's, for one) is made on first use. */
-    int send_now(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len,
-                 uint64_t tag)
-    {
+    int send_now(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag) {
         auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         int rc;
         while ((rc = ops().tag_send_now(from.ep, peer, buf, len, tag)) == WEFT_PLUGIN_ERR_AGAIN &&
@@ -36,8 +32,7 @@ protected:
     }
 };
 
-TEST_F(SendNow, SmallMessageArrivesAndTheBufferIsFreeAtOnce)
-{
+TEST_F(SendNow, SmallMessageArrivesAndTheBufferIsFreeAtOnce) {
     for (bool recv_first : {true, false}) {
         SCOPED_TRACE(recv_first ? "receive posted first" : "receive posted after");
         uint8_t out[8], in[8] = {};
@@ -61,8 +56,7 @@ TEST_F(SendNow, SmallMessageArrivesAndTheBufferIsFreeAtOnce)
     EXPECT_EQ(completion_violations(), 0) << "a completion came for a send that has none";
 }
 
-TEST_F(SendNow, KeepsOrderWithTagSend)
-{
+TEST_F(SendNow, KeepsOrderWithTagSend) {
     /* Same tag: the receives must match in the order the sends were made. */
     uint64_t first = 1, second = 2, third = 3, got[3] = {};
     Op &s2 = new_op();
@@ -80,8 +74,7 @@ TEST_F(SendNow, KeepsOrderWithTagSend)
     EXPECT_EQ(got[2], third);
 }
 
-TEST_F(SendNow, AgainSendsNothing)
-{
+TEST_F(SendNow, AgainSendsNothing) {
     /* 64 MiB cannot be finished inside one call on a fabric that copies through a
      * rendezvous; where a plugin does finish it, it must arrive whole. */
     const size_t n = size_t{64} << 20;
@@ -102,12 +95,11 @@ TEST_F(SendNow, AgainSendsNothing)
     ASSERT_TRUE(wait(r));
 }
 
-TEST_F(SendNow, NullHandlesAreRefused)
-{
+TEST_F(SendNow, NullHandlesAreRefused) {
     uint8_t b = 0;
     EXPECT_EQ(ops().tag_send_now(nullptr, a_to_b_, &b, 1, TAG), WEFT_PLUGIN_ERR_INVALID);
     EXPECT_EQ(ops().tag_send_now(a_.ep, nullptr, &b, 1, TAG), WEFT_PLUGIN_ERR_INVALID);
 }
 
-} // namespace
-} // namespace conformance
+}  // namespace
+}  // namespace conformance

@@ -20,8 +20,8 @@ void print_plugin(const weft_plugin_report_t *p, void *count) {
         std::printf("  status:   cannot load: %s\n\n", p->why);
         return;
     }
-    std::printf("  kind:     %s\n  version:  %s\n  ABI:      %u.%u\n  priority: %d\n", p->kind, p->version, p->abi_major,
-                p->abi_minor, p->priority);
+    std::printf("  kind:     %s\n  version:  %s\n  ABI:      %u.%u\n  priority: %d\n", p->kind, p->version,
+                p->abi_major, p->abi_minor, p->priority);
     if (std::strcmp(p->kind, "queue") == 0) std::printf("  types:    %s\n", p->queue_types);
     if (p->status == 0)
         std::printf("  status:   does not open: %s\n", p->why);
@@ -46,7 +46,8 @@ int print_collectives() {
     std::vector<std::string> set;
     if (weft_query_collectives(print_collective, &set) != WEFT_SUCCESS) return 1;
     std::printf("\nSet a variable to an algorithm's name to force it (auto or unset: the automatic choice).\n");
-    for (const std::string &var : set) std::printf("  %s=%s in this environment\n", var.c_str(), std::getenv(var.c_str()));
+    for (const std::string &var : set)
+        std::printf("  %s=%s in this environment\n", var.c_str(), std::getenv(var.c_str()));
     return 0;
 }
 
@@ -60,11 +61,12 @@ std::string error_detail() {
 
 int main(int argc, char **argv) {
     if (argc > 1 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) {
-        std::printf("usage: weft-info [--coll]\n  Lists Weft plugins on the search path (WEFT_PLUGIN_PATH, then <libdir>/weft),\n"
-                    "  whether each opens on this machine, and the fabric weft_init would select\n"
-                    "  (WEFT_FABRIC=a,b,^c sets the preference).\n"
-                    "  --coll: the collective algorithms, when each applies, and the WEFT_COLL_<NAME>\n"
-                    "  variable that forces one.\n");
+        std::printf(
+            "usage: weft-info [--coll]\n  Lists Weft plugins on the search path (WEFT_PLUGIN_PATH, then <libdir>/weft),\n"
+            "  whether each opens on this machine, and the fabric weft_init would select\n"
+            "  (WEFT_FABRIC=a,b,^c sets the preference).\n"
+            "  --coll: the collective algorithms, when each applies, and the WEFT_COLL_<NAME>\n"
+            "  variable that forces one.\n");
         return 0;
     }
     if (argc > 1 && !std::strcmp(argv[1], "--coll")) return print_collectives();

@@ -32,8 +32,7 @@ struct kvs_server::conn {
     sockaddr_in peer{};
 };
 
-kvs_server::kvs_server()
-    : log_([](const std::string &m) { std::fprintf(stderr, "weftrun: %s\n", m.c_str()); }) {}
+kvs_server::kvs_server() : log_([](const std::string &m) { std::fprintf(stderr, "weftrun: %s\n", m.c_str()); }) {}
 
 kvs_server::~kvs_server() {
     for (auto &c : conns_)
@@ -61,8 +60,7 @@ bool kvs_server::open(int nranks, std::string token, const std::string &host, st
     }
     a.sin_port = 0;
     socklen_t len = sizeof a;
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 ||
-        ::listen(listen_fd_, 1024) != 0 ||
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || ::listen(listen_fd_, 1024) != 0 ||
         ::getsockname(listen_fd_, reinterpret_cast<sockaddr *>(&a), &len) != 0) {
         why = "cannot listen on " + host + ": " + std::strerror(errno);
         return false;
@@ -73,8 +71,7 @@ bool kvs_server::open(int nranks, std::string token, const std::string &host, st
 
 void kvs_server::add_pollfds(std::vector<pollfd> &fds) {
     // Sweep connections closed during the previous round first.
-    conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const auto &c) { return c->dead; }),
-                 conns_.end());
+    conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const auto &c) { return c->dead; }), conns_.end());
     polled_.clear();
     fds.push_back({listen_fd_, POLLIN, 0});
     for (auto &c : conns_) {
@@ -119,12 +116,11 @@ void kvs_server::accept_all() {
         int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr *>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED) continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK)
-                log_(std::string("accept failed: ") + std::strerror(errno));
+            if (errno != EAGAIN && errno != EWOULDBLOCK) log_(std::string("accept failed: ") + std::strerror(errno));
             return;
         }
-        size_t pending = std::count_if(conns_.begin(), conns_.end(),
-                                       [](const auto &c) { return !c->dead && c->rank < 0; });
+        size_t pending =
+            std::count_if(conns_.begin(), conns_.end(), [](const auto &c) { return !c->dead && c->rank < 0; });
         if (pending >= max_pending_conns) {
             ::close(fd);
             continue;
@@ -245,7 +241,7 @@ void kvs_server::handle_hello(conn &c, std::string_view body) {
         refusal = "malformed hello (not a weft client?)";
     else if (version != kvs::protocol_version)
         refusal = "protocol version " + std::to_string(version) + " (weftrun speaks " +
-                  std::to_string(kvs::protocol_version) + "; use the weftrun of the same Weft build)";
+            std::to_string(kvs::protocol_version) + "; use the weftrun of the same Weft build)";
     else if (!kvs::token_equal(token, token_))
         refusal = "wrong job token";
     else if (rank >= static_cast<uint32_t>(nranks_))
@@ -296,14 +292,15 @@ void kvs_server::handle_frame(conn &c, std::string_view body) {
             std::string_view key;
             if (!(ok = r.u32(rank) && r.bytes(key) && r.done())) break;
             if (rank >= static_cast<uint32_t>(nranks_)) {
-                reply_error(c, "rank " + std::to_string(rank) + " out of range for a job of " +
-                                   std::to_string(nranks_));
+                reply_error(c,
+                            "rank " + std::to_string(rank) + " out of range for a job of " + std::to_string(nranks_));
                 break;
             }
             auto it = kv_[rank].find(std::string(key));
             if (it == kv_[rank].end())
-                reply_error(c, "key '" + std::string(key) + "' of rank " + std::to_string(rank) +
-                                   " not found (not put, or read before a fence)");
+                reply_error(c,
+                            "key '" + std::string(key) + "' of rank " + std::to_string(rank) +
+                                " not found (not put, or read before a fence)");
             else
                 reply_ok(c, &it->second);
             break;
@@ -323,8 +320,7 @@ void kvs_server::handle_frame(conn &c, std::string_view body) {
             c.closing = true;
             check_fence();
             break;
-        default:
-            ok = false;
+        default: ok = false;
     }
     if (!ok) {
         log_("closed the connection of " + peer_name(c) + ": malformed '" + kvs::op_name(op) + "' request");
@@ -347,10 +343,11 @@ void kvs_server::check_fence() {
         // complete
     } else {
         for (int r = 0; r < nranks_; ++r)
-            if (!in_fence_[r] && (state_[r] == rank_state::finalized || (state_[r] == rank_state::gone && !keep_going_))) {
+            if (!in_fence_[r] &&
+                (state_[r] == rank_state::finalized || (state_[r] == rank_state::gone && !keep_going_))) {
                 fail = "rank " + std::to_string(r) +
-                       (state_[r] == rank_state::finalized ? " finalized" : " exited or disconnected") +
-                       " before joining this fence";
+                    (state_[r] == rank_state::finalized ? " finalized" : " exited or disconnected") +
+                    " before joining this fence";
                 break;
             }
         if (fail.empty()) return;  // still waiting for live ranks

@@ -154,8 +154,8 @@ int job::poll_timeout() const {
     long long t = server_.timeout_ms();
     for (auto &d : {kill_at_, job_deadline_}) {
         if (!d) continue;
-        long long ms = std::max<long long>(
-            0, std::chrono::duration_cast<std::chrono::milliseconds>(*d - now).count() + 1);
+        long long ms =
+            std::max<long long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(*d - now).count() + 1);
         if (t < 0 || ms < t) t = ms;
     }
     return static_cast<int>(std::min(t, 1LL << 30));
@@ -247,8 +247,8 @@ int job::run() {
         // Before reaping: the aborting rank exits right after our reply, and its exit must
         // not be reported as a failure of its own.
         if (auto a = server_.take_abort(); a && !ending_) {
-            say("rank %d (pid %d) called weft_abort with code %d%s%s", a->rank, ranks_[a->rank].pid,
-                a->code, a->message.empty() ? "" : ": ", a->message.c_str());
+            say("rank %d (pid %d) called weft_abort with code %d%s%s", a->rank, ranks_[a->rank].pid, a->code,
+                a->message.empty() ? "" : ": ", a->message.c_str());
             end_job(a->code & 0xff);
         }
         reap();

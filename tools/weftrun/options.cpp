@@ -51,8 +51,7 @@ const char *usage_text() {
            "  -h, --help          show this text\n";
 }
 
-bool parse_options(int argc, char **argv, options &opt, std::string &why,
-                   std::vector<std::string> &warnings) {
+bool parse_options(int argc, char **argv, options &opt, std::string &why, std::vector<std::string> &warnings) {
     int i = 1;
     // Value of an option given as "--opt value" or "--opt=value".
     auto value_of = [&](const std::string &arg, const std::string &name, std::string &val) -> int {
@@ -82,8 +81,7 @@ bool parse_options(int argc, char **argv, options &opt, std::string &why,
             return true;
         }
         int r;
-        if ((r = value_of(arg, "-n", val)) || (r = value_of(arg, "-np", val)) ||
-            (r = value_of(arg, "--np", val))) {
+        if ((r = value_of(arg, "-n", val)) || (r = value_of(arg, "-np", val)) || (r = value_of(arg, "--np", val))) {
             if (r < 0) return false;
             long n;
             if (!parse_long(val, 1, max_ranks, n)) {

@@ -62,8 +62,7 @@ pid_t spawn_rank(const spawn_request &req, int &exec_errno) {
     ::close(pfd[0]);
     if (n == static_cast<ssize_t>(sizeof e)) {
         int st;
-        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-        }
+        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
         exec_errno = e;
         return -1;
     }

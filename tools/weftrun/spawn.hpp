@@ -12,8 +12,8 @@ namespace weftrun {
 struct spawn_request {
     const std::vector<std::string> *command;
     std::vector<std::pair<std::string, std::string>> env;  // set on top of weftrun's environment
-    const sigset_t *child_sigmask;                          // mask the child execs with
-    bool stdin_null;                                        // give the rank /dev/null as stdin
+    const sigset_t *child_sigmask;                         // mask the child execs with
+    bool stdin_null;                                       // give the rank /dev/null as stdin
 };
 
 // Returns the child's pid (it leads its own process group, so that ending a rank also ends

@@ -21,17 +21,14 @@
 
 /* Nonblocking (nothing may wait for a peer), close-on-exec (a launcher's children must not
  * inherit our ports) and TCP_NODELAY (small messages go out at once, not after 40 ms). */
-int mt_socket_setup(int fd)
-{
+int mt_socket_setup(int fd) {
     int one = 1;
     int fl = fcntl(fd, F_GETFL);
-    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
-        return -1;
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) return -1;
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-int mt_watch(mt_ep *ep, int op, int fd, uint32_t events, void *cookie)
-{
+int mt_watch(mt_ep *ep, int op, int fd, uint32_t events, void *cookie) {
     struct epoll_event ev;
     memset(&ev, 0, sizeof ev);
     ev.events = events;
@@ -39,26 +36,22 @@ int mt_watch(mt_ep *ep, int op, int fd, uint32_t events, void *cookie)
     return epoll_ctl(ep->epfd, op, fd, &ev);
 }
 
-void mt_unwatch_close(mt_ep *ep, int fd)
-{
-    if (fd < 0)
-        return;
+void mt_unwatch_close(mt_ep *ep, int fd) {
+    if (fd < 0) return;
     epoll_ctl(ep->epfd, EPOLL_CTL_DEL, fd, NULL);
     close(fd);
 }
 
 /* Completions are queued and delivered by the next ep_progress (or ep_disconnect/ep_close):
  * never from inside another operation, as the contract requires. */
-void mt_complete(mt_ep *ep, mt_op *op, int status, uint64_t tag, size_t len)
-{
+void mt_complete(mt_ep *ep, mt_op *op, int status, uint64_t tag, size_t len) {
     op->result.status = status;
     op->result.tag = tag;
     op->result.length = len;
     weft_kit_list_push_back(&ep->done, &op->link);
 }
 
-static int mt_deliver(mt_ep *ep)
-{
+static int mt_deliver(mt_ep *ep) {
     int n = 0;
     weft_kit_link_t *first;
     while ((first = weft_kit_list_first(&ep->done))) {
@@ -74,8 +67,7 @@ static int mt_deliver(mt_ep *ep)
 }
 
 /* An endpoint nonce needs to be unique per port and time, not secret: time, pid and port. */
-static uint64_t mt_nonce(uint16_t port)
-{
+static uint64_t mt_nonce(uint16_t port) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t x = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -87,15 +79,12 @@ static uint64_t mt_nonce(uint16_t port)
     return x ? x : 1;
 }
 
-int mt_ep_open(weft_fabric_t *fab, const weft_fabric_ep_attr_t *attr, mt_ep **out)
-{
+int mt_ep_open(weft_fabric_t *fab, const weft_fabric_ep_attr_t *attr, mt_ep **out) {
     /* The attr of any core: long enough for serial and complete, complete set. */
-    if (!fab || !out || !weft_kit_ep_attr_valid(attr))
-        return WEFT_PLUGIN_ERR_INVALID;
+    if (!fab || !out || !weft_kit_ep_attr_valid(attr)) return WEFT_PLUGIN_ERR_INVALID;
     *out = NULL;
     mt_ep *ep = calloc(1, sizeof *ep);
-    if (!ep)
-        return WEFT_PLUGIN_ERR_NOMEM;
+    if (!ep) return WEFT_PLUGIN_ERR_NOMEM;
     ep->fab = fab;
     ep->complete = attr->complete;
     ep->listener.kind = MT_SOCK_LISTEN;
@@ -130,10 +119,8 @@ int mt_ep_open(weft_fabric_t *fab, const weft_fabric_ep_attr_t *attr, mt_ep **ou
         step = NULL;
     if (step) {
         mt_log(fab, WEFT_LOG_ERROR, "ep_open: %s: %s", step, strerror(errno));
-        if (ep->listener.fd >= 0)
-            close(ep->listener.fd);
-        if (ep->epfd >= 0)
-            close(ep->epfd);
+        if (ep->listener.fd >= 0) close(ep->listener.fd);
+        if (ep->epfd >= 0) close(ep->epfd);
         free(ep);
         return WEFT_PLUGIN_ERR_OTHER;
     }
@@ -146,12 +133,10 @@ int mt_ep_open(weft_fabric_t *fab, const weft_fabric_ep_attr_t *attr, mt_ep **ou
 }
 
 /* Closes everything at once; what is still pending completes with ERR_CANCELED. */
-int mt_ep_close(mt_ep *ep)
-{
-    if (!mt_ep_valid(ep))
-        return WEFT_PLUGIN_ERR_INVALID;
+int mt_ep_close(mt_ep *ep) {
+    if (!mt_ep_valid(ep)) return WEFT_PLUGIN_ERR_INVALID;
     WEFT_KIT_LIST_FOREACH(it, &ep->peers)
-        mt_peer_destroy(WEFT_KIT_CONTAINER_OF(it, mt_peer, link), WEFT_PLUGIN_ERR_CANCELED);
+    mt_peer_destroy(WEFT_KIT_CONTAINER_OF(it, mt_peer, link), WEFT_PLUGIN_ERR_CANCELED);
     mt_recv_close_all(ep);
     mt_deliver(ep);
     mt_unwatch_close(ep, ep->listener.fd);
@@ -161,15 +146,11 @@ int mt_ep_close(mt_ep *ep)
     return WEFT_PLUGIN_OK;
 }
 
-int mt_ep_address(mt_ep *ep, void *buf, size_t *len)
-{
-    if (!mt_ep_valid(ep) || !len)
-        return WEFT_PLUGIN_ERR_INVALID;
+int mt_ep_address(mt_ep *ep, void *buf, size_t *len) {
+    if (!mt_ep_valid(ep) || !len) return WEFT_PLUGIN_ERR_INVALID;
     /* The kit's header, then the payload; *len is the address length either way. */
-    unsigned char *a = weft_kit_addr_write(&mt_addr_format, MT_ADDR_FAMILY_IPV4, buf, len,
-                                           MT_ADDR_PAYLOAD);
-    if (!a)
-        return WEFT_PLUGIN_ERR_NOMEM; /* *len tells the caller how much it needs */
+    unsigned char *a = weft_kit_addr_write(&mt_addr_format, MT_ADDR_FAMILY_IPV4, buf, len, MT_ADDR_PAYLOAD);
+    if (!a) return WEFT_PLUGIN_ERR_NOMEM; /* *len tells the caller how much it needs */
     weft_kit_store_be16(a, ep->self.port);
     memcpy(a + 2, &ep->self.ipv4, 4); /* already network byte order */
     weft_kit_store_be64(a + 6, ep->self.nonce);
@@ -178,15 +159,12 @@ int mt_ep_address(mt_ep *ep, void *buf, size_t *len)
 
 /* Records the address only: the connection is made by the first send (ep_connect must not
  * wait for the remote side, and most peers of a large job never exchange a message). */
-int mt_ep_connect(mt_ep *ep, const void *address, size_t len, mt_peer **peer)
-{
-    if (!mt_ep_valid(ep) || !address || !peer)
-        return WEFT_PLUGIN_ERR_INVALID;
+int mt_ep_connect(mt_ep *ep, const void *address, size_t len, mt_peer **peer) {
+    if (!mt_ep_valid(ep) || !address || !peer) return WEFT_PLUGIN_ERR_INVALID;
     /* The kit checks magic, version and length, and says what is wrong. */
     char why[256];
     uint16_t family;
-    const unsigned char *a = weft_kit_addr_read(&mt_addr_format, address, len, &family, NULL,
-                                                why, sizeof why);
+    const unsigned char *a = weft_kit_addr_read(&mt_addr_format, address, len, &family, NULL, why, sizeof why);
     if (!a || family != MT_ADDR_FAMILY_IPV4) {
         mt_log(ep->fab, WEFT_LOG_WARN, "ep_connect: %s",
                a ? "a minitcp address of an address family other than IPv4" : why);
@@ -200,8 +178,7 @@ int mt_ep_connect(mt_ep *ep, const void *address, size_t len, mt_peer **peer)
     return *peer ? WEFT_PLUGIN_OK : WEFT_PLUGIN_ERR_NOMEM;
 }
 
-static double mt_now(void)
-{
+static double mt_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -211,15 +188,15 @@ static double mt_now(void)
  * process can take them), for at most MT_DISCONNECT_SECONDS, then hands the connection to
  * mt_peer_retire.  Never waits for anything else: the remote side reading the bytes is the
  * kernel's job from here. */
-int mt_ep_disconnect(mt_ep *ep, mt_peer *p)
-{
-    if (!mt_ep_valid(ep) || !p || p->magic != MT_PEER_MAGIC || p->ep != ep)
-        return WEFT_PLUGIN_ERR_INVALID;
+int mt_ep_disconnect(mt_ep *ep, mt_peer *p) {
+    if (!mt_ep_valid(ep) || !p || p->magic != MT_PEER_MAGIC || p->ep != ep) return WEFT_PLUGIN_ERR_INVALID;
     double deadline = mt_now() + MT_DISCONNECT_SECONDS;
     while (!weft_kit_list_empty(&p->sendq) && p->state != MT_PEER_FAILED) {
         if (mt_now() > deadline) {
-            mt_log(ep->fab, WEFT_LOG_WARN, "ep_disconnect: the peer did not take our data "
-                   "within %d s; the sends still pending are canceled", MT_DISCONNECT_SECONDS);
+            mt_log(ep->fab, WEFT_LOG_WARN,
+                   "ep_disconnect: the peer did not take our data "
+                   "within %d s; the sends still pending are canceled",
+                   MT_DISCONNECT_SECONDS);
             break;
         }
         if (mt_ep_progress(ep) == 0) {
@@ -232,19 +209,17 @@ int mt_ep_disconnect(mt_ep *ep, mt_peer *p)
     return WEFT_PLUGIN_OK;
 }
 
-int mt_ep_progress(mt_ep *ep)
-{
-    if (!mt_ep_valid(ep))
-        return WEFT_PLUGIN_ERR_INVALID;
+int mt_ep_progress(mt_ep *ep) {
+    if (!mt_ep_valid(ep)) return WEFT_PLUGIN_ERR_INVALID;
     struct epoll_event ev[MT_EVENTS_PER_PROGRESS];
     int n = epoll_wait(ep->epfd, ev, MT_EVENTS_PER_PROGRESS, 0);
     for (int i = 0; i < n; ++i) {
         /* Each handler may free only its own object, which no other event of this batch
          * names (one event per descriptor). */
         switch (*(int *)ev[i].data.ptr) {
-        case MT_SOCK_LISTEN: mt_conn_accept(ep); break;
-        case MT_SOCK_PEER: mt_peer_event(ev[i].data.ptr, ev[i].events); break;
-        case MT_SOCK_CONN: mt_conn_event(ev[i].data.ptr, ev[i].events); break;
+            case MT_SOCK_LISTEN: mt_conn_accept(ep); break;
+            case MT_SOCK_PEER: mt_peer_event(ev[i].data.ptr, ev[i].events); break;
+            case MT_SOCK_CONN: mt_conn_event(ev[i].data.ptr, ev[i].events); break;
         }
     }
     if (ep->recheck) {
@@ -255,22 +230,17 @@ int mt_ep_progress(mt_ep *ep)
     return mt_deliver(ep);
 }
 
-int mt_ep_wait_fd(mt_ep *ep, int *fd)
-{
-    if (!mt_ep_valid(ep) || !fd)
-        return WEFT_PLUGIN_ERR_INVALID;
+int mt_ep_wait_fd(mt_ep *ep, int *fd) {
+    if (!mt_ep_valid(ep) || !fd) return WEFT_PLUGIN_ERR_INVALID;
     *fd = ep->epfd; /* an epoll descriptor polls readable while any of its sockets is ready */
     return WEFT_PLUGIN_OK;
 }
 
 /* The epoll set is level-triggered and always armed, so arming only checks for work the
  * descriptor cannot show: queued completions and connections that may resume. */
-int mt_ep_arm(mt_ep *ep)
-{
-    if (!mt_ep_valid(ep))
-        return WEFT_PLUGIN_ERR_INVALID;
-    if (!weft_kit_list_empty(&ep->done) || ep->recheck)
-        return WEFT_PLUGIN_ERR_AGAIN;
+int mt_ep_arm(mt_ep *ep) {
+    if (!mt_ep_valid(ep)) return WEFT_PLUGIN_ERR_INVALID;
+    if (!weft_kit_list_empty(&ep->done) || ep->recheck) return WEFT_PLUGIN_ERR_AGAIN;
     struct epoll_event ev;
     return epoll_wait(ep->epfd, &ev, 1, 0) > 0 ? WEFT_PLUGIN_ERR_AGAIN : WEFT_PLUGIN_OK;
 }

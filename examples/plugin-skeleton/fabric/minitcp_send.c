@@ -15,14 +15,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define MT_IOV 32                  /* iovecs per sendmsg (POSIX guarantees at least 16) */
-#define MT_WRITES_PER_CALL 16      /* bounds one flush, so that progress returns quickly */
+#define MT_IOV 32             /* iovecs per sendmsg (POSIX guarantees at least 16) */
+#define MT_WRITES_PER_CALL 16 /* bounds one flush, so that progress returns quickly */
 
-mt_peer *mt_peer_new(mt_ep *ep, const mt_addr *remote)
-{
+mt_peer *mt_peer_new(mt_ep *ep, const mt_addr *remote) {
     mt_peer *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     p->kind = MT_SOCK_PEER;
     p->fd = -1;
     p->magic = MT_PEER_MAGIC;
@@ -36,19 +34,15 @@ mt_peer *mt_peer_new(mt_ep *ep, const mt_addr *remote)
 
 /* Epoll interest: readable always (the receiving end never writes, so readable means it
  * closed or failed), writable while connecting or while the socket refused bytes. */
-static void mt_peer_watch(mt_peer *p)
-{
+static void mt_peer_watch(mt_peer *p) {
     uint32_t want = EPOLLIN;
-    if (p->state == MT_PEER_CONNECTING || p->hello_left || !weft_kit_list_empty(&p->sendq))
-        want |= EPOLLOUT;
-    if (p->fd >= 0 && want != p->events && mt_watch(p->ep, EPOLL_CTL_MOD, p->fd, want, p) == 0)
-        p->events = want;
+    if (p->state == MT_PEER_CONNECTING || p->hello_left || !weft_kit_list_empty(&p->sendq)) want |= EPOLLOUT;
+    if (p->fd >= 0 && want != p->events && mt_watch(p->ep, EPOLL_CTL_MOD, p->fd, want, p) == 0) p->events = want;
 }
 
 /* The peer is unusable: its queued sends complete with status, and every later send fails at
  * once with it. */
-static void mt_peer_fail(mt_peer *p, int status, const char *what)
-{
+static void mt_peer_fail(mt_peer *p, int status, const char *what) {
     int pending = 0;
     mt_unwatch_close(p->ep, p->fd);
     p->fd = -1;
@@ -65,18 +59,17 @@ static void mt_peer_fail(mt_peer *p, int status, const char *what)
     char text[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &ip, text, sizeof text);
     /* A peer that closed with nothing queued is a normal end of a job, not worth a warning. */
-    mt_log(p->ep->fab, pending ? WEFT_LOG_WARN : WEFT_LOG_DEBUG,
-           "peer %s:%u: %s; %d pending send(s) failed", text, p->remote.port, what, pending);
+    mt_log(p->ep->fab, pending ? WEFT_LOG_WARN : WEFT_LOG_DEBUG, "peer %s:%u: %s; %d pending send(s) failed", text,
+           p->remote.port, what, pending);
 }
 
 /* A new connection to an endpoint waits until our previous one to it is fully closed (see
  * mt_peer_retire): otherwise its messages could overtake the old connection's last ones. */
-static int mt_peer_has_predecessor(const mt_peer *p)
-{
+static int mt_peer_has_predecessor(const mt_peer *p) {
     WEFT_KIT_LIST_FOREACH(it, &p->ep->peers) {
         const mt_peer *o = WEFT_KIT_CONTAINER_OF(it, mt_peer, link);
-        if (o->state == MT_PEER_CLOSING && o->remote.ipv4 == p->remote.ipv4 &&
-            o->remote.port == p->remote.port && o->remote.nonce == p->remote.nonce)
+        if (o->state == MT_PEER_CLOSING && o->remote.ipv4 == p->remote.ipv4 && o->remote.port == p->remote.port &&
+            o->remote.nonce == p->remote.nonce)
             return 1;
     }
     return 0;
@@ -84,15 +77,12 @@ static int mt_peer_has_predecessor(const mt_peer *p)
 
 /* Starts a nonblocking connect (or leaves the peer IDLE behind its predecessor).  When that
  * fails at once (refused, out of descriptors) the peer fails: WEFT_PLUGIN_ERR_UNREACHABLE. */
-static int mt_peer_connect(mt_peer *p)
-{
-    if (mt_peer_has_predecessor(p))
-        return WEFT_PLUGIN_OK;
+static int mt_peer_connect(mt_peer *p) {
+    if (mt_peer_has_predecessor(p)) return WEFT_PLUGIN_OK;
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0 || mt_socket_setup(fd) != 0) {
         int err = errno;
-        if (fd >= 0)
-            close(fd);
+        if (fd >= 0) close(fd);
         mt_peer_fail(p, WEFT_PLUGIN_ERR_UNREACHABLE, strerror(err));
         return WEFT_PLUGIN_ERR_UNREACHABLE;
     }
@@ -121,23 +111,19 @@ static int mt_peer_connect(mt_peer *p)
 }
 
 /* Writes as much of the hello and the queued frames as the socket takes. */
-static void mt_peer_flush(mt_peer *p)
-{
-    for (int round = 0; round < MT_WRITES_PER_CALL && p->state == MT_PEER_OPEN &&
-                        (p->hello_left || !weft_kit_list_empty(&p->sendq));
+static void mt_peer_flush(mt_peer *p) {
+    for (int round = 0;
+         round < MT_WRITES_PER_CALL && p->state == MT_PEER_OPEN && (p->hello_left || !weft_kit_list_empty(&p->sendq));
          ++round) {
         struct iovec iov[MT_IOV];
         int n = 0;
-        if (p->hello_left)
-            iov[n++] = (struct iovec){p->hello + MT_HDR_SIZE - p->hello_left, p->hello_left};
+        if (p->hello_left) iov[n++] = (struct iovec){p->hello + MT_HDR_SIZE - p->hello_left, p->hello_left};
         for (weft_kit_link_t *it = weft_kit_list_first(&p->sendq); it && n + 2 <= MT_IOV;
              it = weft_kit_list_next(&p->sendq, it)) {
             mt_op *op = WEFT_KIT_CONTAINER_OF(it, mt_op, link);
-            if (op->sent < MT_HDR_SIZE)
-                iov[n++] = (struct iovec){op->hdr + op->sent, MT_HDR_SIZE - op->sent};
+            if (op->sent < MT_HDR_SIZE) iov[n++] = (struct iovec){op->hdr + op->sent, MT_HDR_SIZE - op->sent};
             size_t off = op->sent > MT_HDR_SIZE ? op->sent - MT_HDR_SIZE : 0;
-            if (op->len > off)
-                iov[n++] = (struct iovec){(void *)(op->sbuf + off), op->len - off};
+            if (op->len > off) iov[n++] = (struct iovec){(void *)(op->sbuf + off), op->len - off};
         }
         struct msghdr msg;
         memset(&msg, 0, sizeof msg);
@@ -145,10 +131,8 @@ static void mt_peer_flush(mt_peer *p)
         msg.msg_iovlen = n;
         ssize_t w = sendmsg(p->fd, &msg, MSG_NOSIGNAL); /* no SIGPIPE from a closed peer */
         if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                break; /* full: EPOLLOUT tells us when to go on */
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) break; /* full: EPOLLOUT tells us when to go on */
             mt_peer_fail(p, WEFT_PLUGIN_ERR_PEER_FAILED, strerror(errno));
             return;
         }
@@ -173,19 +157,16 @@ static void mt_peer_flush(mt_peer *p)
     mt_peer_watch(p);
 }
 
-void mt_peer_event(mt_peer *p, uint32_t events)
-{
+void mt_peer_event(mt_peer *p, uint32_t events) {
     if (p->state == MT_PEER_CONNECTING) {
         int err = 0;
         socklen_t len = sizeof err;
-        if (getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
-            err = errno;
+        if (getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
         if (err) {
             mt_peer_fail(p, WEFT_PLUGIN_ERR_UNREACHABLE, strerror(err));
             return;
         }
-        if (!(events & EPOLLOUT))
-            return; /* still connecting */
+        if (!(events & EPOLLOUT)) return; /* still connecting */
         p->state = MT_PEER_OPEN;
     }
     if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
@@ -195,30 +176,28 @@ void mt_peer_event(mt_peer *p, uint32_t events)
         ssize_t r = recv(p->fd, buf, sizeof buf, 0);
         if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
             if (p->state == MT_PEER_CLOSING) { /* the receiver saw our end of file: done */
-                p->ep->recheck = 1; /* a successor may connect now (mt_peer_kick) */
+                p->ep->recheck = 1;            /* a successor may connect now (mt_peer_kick) */
                 mt_unwatch_close(p->ep, p->fd);
                 weft_kit_list_unlink(&p->link);
                 free(p);
             } else {
                 mt_peer_fail(p, WEFT_PLUGIN_ERR_PEER_FAILED,
-                             r == 0 ? "connection closed by the peer"
-                             : r > 0 ? "unexpected data from the receiving side"
-                                     : strerror(errno));
+                             r == 0      ? "connection closed by the peer"
+                                 : r > 0 ? "unexpected data from the receiving side"
+                                         : strerror(errno));
             }
             return;
         }
     }
-    if (events & EPOLLOUT)
-        mt_peer_flush(p);
+    if (events & EPOLLOUT) mt_peer_flush(p);
 }
 
 /* Something that held peers back changed (a predecessor closed): connect the waiting ones. */
-void mt_peer_kick(mt_ep *ep)
-{
+void mt_peer_kick(mt_ep *ep) {
     WEFT_KIT_LIST_FOREACH(it, &ep->peers) {
         mt_peer *p = WEFT_KIT_CONTAINER_OF(it, mt_peer, link);
-        if (p->state == MT_PEER_IDLE && !weft_kit_list_empty(&p->sendq) &&
-            mt_peer_connect(p) == WEFT_PLUGIN_OK && p->state == MT_PEER_OPEN)
+        if (p->state == MT_PEER_IDLE && !weft_kit_list_empty(&p->sendq) && mt_peer_connect(p) == WEFT_PLUGIN_OK &&
+            p->state == MT_PEER_OPEN)
             mt_peer_flush(p);
     }
 }
@@ -227,11 +206,9 @@ void mt_peer_kick(mt_ep *ep)
  * half-closed and kept until the receiver has read everything and closed its end (a later
  * connection to that endpoint waits for this, see mt_peer_has_predecessor); the handle is no
  * longer the user's either way. */
-void mt_peer_retire(mt_peer *p)
-{
+void mt_peer_retire(mt_peer *p) {
     p->magic = 0;
-    if (p->state == MT_PEER_OPEN && weft_kit_list_empty(&p->sendq) && !p->hello_left &&
-        shutdown(p->fd, SHUT_WR) == 0) {
+    if (p->state == MT_PEER_OPEN && weft_kit_list_empty(&p->sendq) && !p->hello_left && shutdown(p->fd, SHUT_WR) == 0) {
         p->state = MT_PEER_CLOSING;
         mt_watch(p->ep, EPOLL_CTL_MOD, p->fd, EPOLLIN, p);
         p->events = EPOLLIN;
@@ -241,8 +218,7 @@ void mt_peer_retire(mt_peer *p)
 }
 
 /* Frees the peer now; queued sends complete with status (the endpoint delivers them). */
-void mt_peer_destroy(mt_peer *p, int status)
-{
+void mt_peer_destroy(mt_peer *p, int status) {
     WEFT_KIT_LIST_FOREACH(it, &p->sendq) {
         mt_op *op = WEFT_KIT_CONTAINER_OF(it, mt_op, link);
         weft_kit_list_unlink(&op->link);
@@ -253,27 +229,21 @@ void mt_peer_destroy(mt_peer *p, int status)
     free(p);
 }
 
-int mt_tag_send(mt_ep *ep, mt_peer *p, const void *buf, size_t len, uint64_t tag, void *context)
-{
-    if (!mt_ep_valid(ep) || !p || p->magic != MT_PEER_MAGIC || p->ep != ep || (!buf && len) ||
-        len > MT_MAX_MESSAGE)
+int mt_tag_send(mt_ep *ep, mt_peer *p, const void *buf, size_t len, uint64_t tag, void *context) {
+    if (!mt_ep_valid(ep) || !p || p->magic != MT_PEER_MAGIC || p->ep != ep || (!buf && len) || len > MT_MAX_MESSAGE)
         return WEFT_PLUGIN_ERR_INVALID;
-    if (p->state == MT_PEER_FAILED)
-        return p->error;
+    if (p->state == MT_PEER_FAILED) return p->error;
     if (p->state == MT_PEER_IDLE && weft_kit_list_empty(&p->sendq)) {
         int rc = mt_peer_connect(p);
-        if (rc != WEFT_PLUGIN_OK)
-            return rc;
+        if (rc != WEFT_PLUGIN_OK) return rc;
     }
     mt_op *op = calloc(1, sizeof *op);
-    if (!op)
-        return WEFT_PLUGIN_ERR_NOMEM;
+    if (!op) return WEFT_PLUGIN_ERR_NOMEM;
     op->context = context;
     op->sbuf = buf;
     op->len = len;
     mt_hdr_encode(op->hdr, MT_FRAME_MSG, tag, (uint64_t)len);
     weft_kit_list_push_back(&p->sendq, &op->link);
-    if (p->state == MT_PEER_OPEN)
-        mt_peer_flush(p); /* most sends leave right here; the completion waits for progress */
+    if (p->state == MT_PEER_OPEN) mt_peer_flush(p); /* most sends leave right here; the completion waits for progress */
     return WEFT_PLUGIN_OK;
 }

@@ -21,11 +21,11 @@ extern "C" {
 
 enum {
     HOSTQ_OK = 0,
-    HOSTQ_ERR_INVALID = -1,  /* not a live queue, NULL argument, unknown pointer */
+    HOSTQ_ERR_INVALID = -1, /* not a live queue, NULL argument, unknown pointer */
     HOSTQ_ERR_NOMEM = -2,
-    HOSTQ_ERR_BUSY = -3,     /* hostq_query: operations are still pending */
-    HOSTQ_ERR_TIMEOUT = -4,  /* hostq_synchronize_timeout: not idle in time */
-    HOSTQ_ERR_DEADLOCK = -5  /* synchronize/destroy called from the queue's own worker */
+    HOSTQ_ERR_BUSY = -3,    /* hostq_query: operations are still pending */
+    HOSTQ_ERR_TIMEOUT = -4, /* hostq_synchronize_timeout: not idle in time */
+    HOSTQ_ERR_DEADLOCK = -5 /* synchronize/destroy called from the queue's own worker */
 };
 
 enum { HOSTQ_PTR_HOST = 0, HOSTQ_PTR_PINNED = 1, HOSTQ_PTR_DEVICE = 2 };
@@ -33,13 +33,13 @@ enum { HOSTQ_PTR_HOST = 0, HOSTQ_PTR_PINNED = 1, HOSTQ_PTR_DEVICE = 2 };
 typedef struct hostq hostq_t; /* a serial queue run by its own thread */
 
 /* Queues. */
-HOSTQ_API int hostq_create(hostq_t **q);   /* starts the worker thread */
-HOSTQ_API int hostq_destroy(hostq_t *q);   /* waits until everything enqueued has run */
+HOSTQ_API int hostq_create(hostq_t **q);        /* starts the worker thread */
+HOSTQ_API int hostq_destroy(hostq_t *q);        /* waits until everything enqueued has run */
 HOSTQ_API int hostq_is_valid(const hostq_t *q); /* 1 for a live queue; never dereferences q */
 HOSTQ_API int hostq_synchronize(hostq_t *q);    /* blocks until the queue is empty and idle */
 /* As hostq_synchronize, but gives up after timeout_us with HOSTQ_ERR_TIMEOUT. */
 HOSTQ_API int hostq_synchronize_timeout(hostq_t *q, uint64_t timeout_us);
-HOSTQ_API int hostq_query(const hostq_t *q);    /* HOSTQ_OK when idle, else HOSTQ_ERR_BUSY */
+HOSTQ_API int hostq_query(const hostq_t *q); /* HOSTQ_OK when idle, else HOSTQ_ERR_BUSY */
 
 /* Operations, run in the order they were enqueued. */
 HOSTQ_API int hostq_launch(hostq_t *q, void (*fn)(void *), void *arg); /* a "kernel" */

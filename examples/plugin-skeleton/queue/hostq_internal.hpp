@@ -28,7 +28,7 @@ struct hostq {
     std::condition_variable work_cv;  // worker: an operation arrived, or stopping
     std::condition_variable idle_cv;  // synchronize: the queue became empty and idle
     std::deque<hostq_op> ops;
-    bool busy = false;                // the worker is running an operation it popped
+    bool busy = false;  // the worker is running an operation it popped
     bool stopping = false;
     unsigned delay_us = 0;
     uint64_t executed = 0;

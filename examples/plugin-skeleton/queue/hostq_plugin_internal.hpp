@@ -37,10 +37,7 @@ struct weft_queue {
 };
 
 // (int32_t)(a - b) >= 0: serial-number order, safe across wraparound.
-inline bool hostq_plugin_serial_geq(uint32_t a, uint32_t b)
-{
-    return static_cast<int32_t>(a - b) >= 0;
-}
+inline bool hostq_plugin_serial_geq(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
 
 int hostq_plugin_rc(int hostq_rc);  // HOSTQ_* -> WEFT_PLUGIN_*
 // Messages go through plugin.h's weft_plugin_logf(rt->host, level, HOSTQ_PLUGIN_NAME, ...).

@@ -14,21 +14,18 @@ struct hostq_mem_event {
     uint64_t seq = 0;  // bumped on every notification
 };
 
-hostq_mem_event &mem_event()
-{
+hostq_mem_event &mem_event() {
     static auto *e = new hostq_mem_event;  // never destroyed: workers may outlive statics
     return *e;
 }
 
-bool hostq_word_reached(volatile uint32_t *addr, uint32_t value)
-{
+bool hostq_word_reached(volatile uint32_t *addr, uint32_t value) {
     return static_cast<int32_t>(__atomic_load_n(addr, __ATOMIC_ACQUIRE) - value) >= 0;
 }
 
-} // namespace
+}  // namespace
 
-void hostq_mem_event_signal()
-{
+void hostq_mem_event_signal() {
     hostq_mem_event &e = mem_event();
     {
         std::lock_guard<std::mutex> g(e.lock);
@@ -37,12 +34,10 @@ void hostq_mem_event_signal()
     e.cv.notify_all();
 }
 
-void hostq_wait_execute(volatile uint32_t *addr, uint32_t value)
-{
+void hostq_wait_execute(volatile uint32_t *addr, uint32_t value) {
     // A release that is already due costs no sleep.
     for (int i = 0; i < 16; i++) {
-        if (hostq_word_reached(addr, value))
-            return;
+        if (hostq_word_reached(addr, value)) return;
         sched_yield();
     }
     // Then sleep with a backoff (20 us up to 200 us) so that a word written without a
@@ -54,10 +49,8 @@ void hostq_wait_execute(volatile uint32_t *addr, uint32_t value)
     std::unique_lock<std::mutex> l(e.lock);
     for (;;) {
         uint64_t seen = e.seq;
-        if (hostq_word_reached(addr, value))
-            return;
+        if (hostq_word_reached(addr, value)) return;
         e.cv.wait_for(l, backoff, [&] { return e.seq != seen; });
-        if (backoff < backoff_max)
-            backoff = std::min(backoff * 2, backoff_max);
+        if (backoff < backoff_max) backoff = std::min(backoff * 2, backoff_max);
     }
 }

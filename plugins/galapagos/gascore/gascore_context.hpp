@@ -32,28 +32,26 @@ struct kernel_header {
 };
 
 class kernel_context {
-public:
+  public:
     kernel_context(node &n, hosted_kernel &k);
 
     int id() const;
     uint8_t *memory() const;
     size_t memory_size() const;
 
-    bool send_short(uint16_t dst, uint8_t handler, const uint64_t *args, unsigned nargs,
-                    bool async);
+    bool send_short(uint16_t dst, uint8_t handler, const uint64_t *args, unsigned nargs, bool async);
     /* FIFO: the payload comes from the kernel. */
-    bool send_medium(uint16_t dst, uint8_t handler, const uint64_t *args, unsigned nargs,
-                     const void *payload, size_t len, bool async);
-    bool send_medium_mem(uint16_t dst, uint8_t handler, const uint64_t *args, unsigned nargs,
-                         uint64_t src_addr, size_t len, bool async);
-    bool send_long(uint16_t dst, uint8_t handler, const uint64_t *args, unsigned nargs,
-                   const void *payload, size_t len, uint64_t dst_addr, bool async);
-    bool send_long_mem(uint16_t dst, uint8_t handler, const uint64_t *args, unsigned nargs,
-                       uint64_t src_addr, size_t len, uint64_t dst_addr, bool async);
+    bool send_medium(uint16_t dst, uint8_t handler, const uint64_t *args, unsigned nargs, const void *payload,
+                     size_t len, bool async);
+    bool send_medium_mem(uint16_t dst, uint8_t handler, const uint64_t *args, unsigned nargs, uint64_t src_addr,
+                         size_t len, bool async);
+    bool send_long(uint16_t dst, uint8_t handler, const uint64_t *args, unsigned nargs, const void *payload, size_t len,
+                   uint64_t dst_addr, bool async);
+    bool send_long_mem(uint16_t dst, uint8_t handler, const uint64_t *args, unsigned nargs, uint64_t src_addr,
+                       size_t len, uint64_t dst_addr, bool async);
     /* Both regions move the same number of bytes (block size x block count). */
-    bool send_strided_mem(uint16_t dst, uint8_t handler, const uint64_t *args, unsigned nargs,
-                          uint64_t src_addr, stride_desc src, uint64_t dst_addr, stride_desc dst_desc,
-                          bool async);
+    bool send_strided_mem(uint16_t dst, uint8_t handler, const uint64_t *args, unsigned nargs, uint64_t src_addr,
+                          stride_desc src, uint64_t dst_addr, stride_desc dst_desc, bool async);
 
     /* Block until the counter reaches n, then subtract n. */
     void wait_mem(uint64_t n);
@@ -73,7 +71,7 @@ public:
     /* The 16-bit request counter: the next request's token. */
     uint16_t next_token() { return ++token_; }
 
-private:
+  private:
     bool refuse(const char *call, const char *why) const;
     bool check_common(const char *call, uint16_t dst, uint8_t handler, unsigned nargs) const;
     void send(am_builder &b);
@@ -85,6 +83,6 @@ private:
     uint16_t token_ = 0;
 };
 
-} // namespace gascore
+}  // namespace gascore
 
 #endif

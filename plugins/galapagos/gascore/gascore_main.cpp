@@ -38,8 +38,7 @@ struct options {
     bool quiet = false;
 };
 
-void usage(FILE *to)
-{
+void usage(FILE *to) {
     std::fprintf(to,
                  "usage: weft-gascore --cluster FILE --node INDEX [--segment BYTES] "
                  "[--param KEY=VALUE]... [--quiet]\n"
@@ -54,45 +53,39 @@ void usage(FILE *to)
                  gascore::kernel_function_names().c_str());
 }
 
-[[noreturn]] void bad_usage(const std::string &why)
-{
+[[noreturn]] void bad_usage(const std::string &why) {
     std::fprintf(stderr, "weft-gascore: %s\n", why.c_str());
     usage(stderr);
     std::exit(2);
 }
 
-bool parse_unsigned(const char *s, unsigned long long max, unsigned long long &out,
-                    bool suffixes)
-{
-    if (!*s || *s == '-' || *s == '+')
-        return false;
+bool parse_unsigned(const char *s, unsigned long long max, unsigned long long &out, bool suffixes) {
+    if (!*s || *s == '-' || *s == '+') return false;
     char *end = nullptr;
     errno = 0;
     unsigned long long v = std::strtoull(s, &end, 10);
-    if (errno || end == s)
-        return false;
+    if (errno || end == s) return false;
     if (suffixes && *end) {
-        int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
-                  : *end == 'G' || *end == 'g' ? 30 : -1;
-        if (shift < 0 || end[1] || v > (max >> shift))
-            return false;
+        int shift = *end == 'K' || *end == 'k' ? 10
+            : *end == 'M' || *end == 'm'       ? 20
+            : *end == 'G' || *end == 'g'       ? 30
+                                               : -1;
+        if (shift < 0 || end[1] || v > (max >> shift)) return false;
         v <<= shift;
         ++end;
     }
-    if (*end || v > max)
-        return false;
+    if (*end || v > max) return false;
     out = v;
     return true;
 }
 
-options parse_options(int argc, char **argv)
-{
+options parse_options(int argc, char **argv) {
     options o;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i], value;
         bool has_value = false;
-        if (size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos &&
-                                       arg.compare(0, 7, "--param") != 0) {
+        if (size_t eq = arg.find('=');
+            arg.rfind("--", 0) == 0 && eq != std::string::npos && arg.compare(0, 7, "--param") != 0) {
             value = arg.substr(eq + 1);
             arg = arg.substr(0, eq);
             has_value = true;
@@ -102,10 +95,8 @@ options parse_options(int argc, char **argv)
             has_value = true;
         }
         auto take = [&]() -> std::string {
-            if (has_value)
-                return value;
-            if (i + 1 >= argc)
-                bad_usage(arg + " needs a value");
+            if (has_value) return value;
+            if (i + 1 >= argc) bad_usage(arg + " needs a value");
             return argv[++i];
         };
         if (arg == "--help" || arg == "-h") {
@@ -118,8 +109,7 @@ options parse_options(int argc, char **argv)
         } else if (arg == "--node") {
             std::string v = take();
             unsigned long long n;
-            if (!parse_unsigned(v.c_str(), 255, n, false))
-                bad_usage("--node " + v + ": expected a node index 0..255");
+            if (!parse_unsigned(v.c_str(), 255, n, false)) bad_usage("--node " + v + ": expected a node index 0..255");
             o.node = int(n);
         } else if (arg == "--segment") {
             std::string v = take();
@@ -130,24 +120,20 @@ options parse_options(int argc, char **argv)
         } else if (arg == "--param") {
             std::string v = take();
             size_t eq = v.find('=');
-            if (eq == 0 || eq == std::string::npos)
-                bad_usage("--param " + v + ": expected KEY=VALUE");
+            if (eq == 0 || eq == std::string::npos) bad_usage("--param " + v + ": expected KEY=VALUE");
             o.params[v.substr(0, eq)] = v.substr(eq + 1);
         } else {
             bad_usage("unknown argument " + std::string(argv[i]));
         }
     }
-    if (o.cluster.empty())
-        bad_usage("--cluster FILE is required");
-    if (o.node < 0)
-        bad_usage("--node INDEX is required");
+    if (o.cluster.empty()) bad_usage("--cluster FILE is required");
+    if (o.node < 0) bad_usage("--node INDEX is required");
     return o;
 }
 
-} // namespace
+}  // namespace
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     options opt = parse_options(argc, argv);
     gascore::set_quiet(opt.quiet);
 
@@ -159,21 +145,20 @@ int main(int argc, char **argv)
     }
     const gal::cluster_node *me = cluster.node(opt.node);
     if (!me) {
-        std::fprintf(stderr, "weft-gascore: %s: node %d is not defined\n", opt.cluster.c_str(),
-                     opt.node);
+        std::fprintf(stderr, "weft-gascore: %s: node %d is not defined\n", opt.cluster.c_str(), opt.node);
         return 2;
     }
     if (!me->hardware) {
-        std::fprintf(stderr, "weft-gascore: %s: node %d is a software node (\"sw\"), not \"hw\"\n",
-                     opt.cluster.c_str(), opt.node);
+        std::fprintf(stderr, "weft-gascore: %s: node %d is a software node (\"sw\"), not \"hw\"\n", opt.cluster.c_str(),
+                     opt.node);
         return 2;
     }
     const char *token_text = std::getenv("WEFT_GALAPAGOS_TOKEN");
-    if (!token_text || !*token_text)
-        token_text = std::getenv("WEFT_JOB_TOKEN");
+    if (!token_text || !*token_text) token_text = std::getenv("WEFT_JOB_TOKEN");
     if (!token_text || !*token_text) {
-        std::fprintf(stderr, "weft-gascore: no job token: set WEFT_GALAPAGOS_TOKEN (or "
-                             "WEFT_JOB_TOKEN) to the job's token, as for the Weft processes\n");
+        std::fprintf(stderr,
+                     "weft-gascore: no job token: set WEFT_GALAPAGOS_TOKEN (or "
+                     "WEFT_JOB_TOKEN) to the job's token, as for the Weft processes\n");
         return 2;
     }
 
@@ -213,8 +198,8 @@ int main(int argc, char **argv)
         return 1;
     }
     model.start_kernels();
-    std::printf("weft-gascore: node %d listening on %s:%u, kernels %s\n", opt.node,
-                me->host.c_str(), unsigned(me->port), id_list.empty() ? "none" : id_list.c_str());
+    std::printf("weft-gascore: node %d listening on %s:%u, kernels %s\n", opt.node, me->host.c_str(),
+                unsigned(me->port), id_list.empty() ? "none" : id_list.c_str());
     std::fflush(stdout);
 
     net.accept_until(signal_fd);

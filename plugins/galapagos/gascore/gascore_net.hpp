@@ -26,8 +26,8 @@ namespace gascore {
  * the last holder lets go, so no thread ever writes to a reused descriptor. */
 struct connection {
     int fd = -1;
-    std::string peer;   /* "IP:PORT" */
-    int hw_node = -1;   /* the hardware node it leads to, when this side opened it */
+    std::string peer; /* "IP:PORT" */
+    int hw_node = -1; /* the hardware node it leads to, when this side opened it */
     std::mutex write_lock;
 
     ~connection();
@@ -36,7 +36,7 @@ struct connection {
 };
 
 class network {
-public:
+  public:
     /* Called on the reader thread for each raw packet (the bytes after the header flit). */
     using deliver_fn = std::function<void(const gal::packet_header &, const uint8_t *, size_t)>;
 
@@ -64,7 +64,7 @@ public:
     /* Joins the reader threads; after shut_down. */
     void join();
 
-private:
+  private:
     void spawn_reader(std::shared_ptr<connection> c, bool accepted);
     void serve(std::shared_ptr<connection> c, bool accepted);
     bool accept_handshake(connection &c);
@@ -97,6 +97,6 @@ private:
     std::list<reader> readers_;
 };
 
-} // namespace gascore
+}  // namespace gascore
 
 #endif

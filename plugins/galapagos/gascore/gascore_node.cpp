@@ -10,30 +10,25 @@
 
 namespace gascore {
 
-node::node(const gal::cluster &cluster, int index, size_t segment,
-           std::map<std::string, std::string> params, stats &counters, network &net)
-    : cluster_(cluster), index_(index), segment_(segment), params_(std::move(params)),
-      stats_(counters), net_(net)
-{
-}
+node::node(const gal::cluster &cluster, int index, size_t segment, std::map<std::string, std::string> params,
+           stats &counters, network &net)
+    : cluster_(cluster), index_(index), segment_(segment), params_(std::move(params)), stats_(counters), net_(net) {}
 
 node::~node() { stop_kernels(); }
 
-bool node::configure(std::string &why)
-{
+bool node::configure(std::string &why) {
     for (const gal::cluster_kernel &ck : cluster_.kernels) {
-        if (ck.node != index_)
-            continue;
+        if (ck.node != index_) continue;
         if (kernels_.size() == max_kernels) {
-            why = "node " + std::to_string(index_) + " hosts more than " +
-                  std::to_string(max_kernels) + " kernels (a GAScore serves at most 16)";
+            why = "node " + std::to_string(index_) + " hosts more than " + std::to_string(max_kernels) +
+                " kernels (a GAScore serves at most 16)";
             return false;
         }
         const std::string name = ck.function.empty() ? "idle" : ck.function;
         const kernel_function *f = find_kernel_function(name);
         if (!f) {
             why = "kernel " + std::to_string(ck.id) + ": unknown function \"" + name +
-                  "\" (known: " + kernel_function_names() + ")";
+                "\" (known: " + kernel_function_names() + ")";
             return false;
         }
         auto k = std::make_unique<hosted_kernel>();
@@ -42,8 +37,7 @@ bool node::configure(std::string &why)
         size_t bytes = (segment_ + 7) / 8 * 8;
         k->storage.reset(std::calloc(bytes ? bytes : 8, 1));
         if (!k->storage) {
-            why = "cannot allocate " + std::to_string(segment_) + " bytes for kernel " +
-                  std::to_string(ck.id);
+            why = "cannot allocate " + std::to_string(segment_) + " bytes for kernel " + std::to_string(ck.id);
             return false;
         }
         k->memory = static_cast<uint8_t *>(k->storage.get());
@@ -60,12 +54,10 @@ bool node::configure(std::string &why)
 
 hosted_kernel *node::kernel(int id) { return id >= 0 && id < 256 ? by_id_[id] : nullptr; }
 
-void node::start_kernels()
-{
+void node::start_kernels() {
     for (auto &kp : kernels_) {
         hosted_kernel *k = kp.get();
-        if (!k->function->run)
-            continue;
+        if (!k->function->run) continue;
         k->thread = std::thread([this, k] {
             kernel_context ctx(*this, *k);
             try {
@@ -79,28 +71,24 @@ void node::start_kernels()
     }
 }
 
-void node::stop_kernels()
-{
+void node::stop_kernels() {
     stopping_ = true;
     for (auto &k : kernels_) {
         {
             std::lock_guard<std::mutex> g(k->lock);
             k->changed.notify_all();
         }
-        if (k->thread.joinable())
-            k->thread.join();
+        if (k->thread.joinable()) k->thread.join();
     }
 }
 
-void node::drop(drop_reason r, const char *text, const am_header &h)
-{
+void node::drop(drop_reason r, const char *text, const am_header &h) {
     stats_.drop(r);
-    log_line("dropped a packet (%s: %s): type 0x%02x, kernel %u -> %u, size %u",
-             drop_reason_name(r), text, h.type, h.src, h.dst, h.size);
+    log_line("dropped a packet (%s: %s): type 0x%02x, kernel %u -> %u, size %u", drop_reason_name(r), text, h.type,
+             h.src, h.dst, h.size);
 }
 
-void node::receive(int gal_src, int gal_dst, const uint8_t *data, size_t len)
-{
+void node::receive(int gal_src, int gal_dst, const uint8_t *data, size_t len) {
     am_message m;
     drop_reason why;
     const char *text = "";
@@ -154,61 +142,47 @@ void node::receive(int gal_src, int gal_dst, const uint8_t *data, size_t len)
     }
 }
 
-void node::write_payload(const am_message &m, hosted_kernel &k)
-{
+void node::write_payload(const am_message &m, hosted_kernel &k) {
     switch (m.kind()) {
-    case AM_LONG:
-        if (m.h.size)
-            std::memcpy(k.memory + m.dst_addr, m.payload, m.h.size);
-        break;
-    case AM_STRIDED: {
-        const stride_desc &s = m.dst_stride;
-        for (size_t b = 0; b < s.block_count && s.block_size; ++b)
-            std::memcpy(k.memory + m.dst_addr + b * s.stride, m.payload + b * s.block_size,
-                        s.block_size);
-        break;
-    }
-    case AM_VECTOR: {
-        size_t from = 0;
-        for (const am_piece &p : m.dst_pieces) {
-            if (p.size)
-                std::memcpy(k.memory + p.addr, m.payload + from, p.size);
-            from += p.size;
+        case AM_LONG:
+            if (m.h.size) std::memcpy(k.memory + m.dst_addr, m.payload, m.h.size);
+            break;
+        case AM_STRIDED: {
+            const stride_desc &s = m.dst_stride;
+            for (size_t b = 0; b < s.block_count && s.block_size; ++b)
+                std::memcpy(k.memory + m.dst_addr + b * s.stride, m.payload + b * s.block_size, s.block_size);
+            break;
         }
-        break;
-    }
-    default: /* Short: nothing; Medium: to the stream */
-        break;
+        case AM_VECTOR: {
+            size_t from = 0;
+            for (const am_piece &p : m.dst_pieces) {
+                if (p.size) std::memcpy(k.memory + p.addr, m.payload + from, p.size);
+                from += p.size;
+            }
+            break;
+        }
+        default: /* Short: nothing; Medium: to the stream */ break;
     }
 }
 
-bool node::run_handler(const am_message &m, hosted_kernel &k)
-{
+bool node::run_handler(const am_message &m, hosted_kernel &k) {
     const bool to_stream = m.kind() == AM_MEDIUM && k.function->reads_stream;
     std::lock_guard<std::mutex> g(k.lock);
-    if (to_stream && k.stream.size() >= stream_capacity)
-        return false;
+    if (to_stream && k.stream.size() >= stream_capacity) return false;
     /* One event per argument word, or one for the header alone. */
     const uint64_t events = m.h.nargs ? m.h.nargs : 1;
     switch (m.h.handler) {
-    case H_INCR_MEM:
-        k.mem_ready += events;
-        break;
-    case H_ADD:
-        for (uint64_t a : m.args)
-            k.counter += a & 0xffffffffu;
-        break;
-    case H_INCR_BAR:
-        k.barrier += events;
-        break;
-    default:
-        break;
+        case H_INCR_MEM: k.mem_ready += events; break;
+        case H_ADD:
+            for (uint64_t a : m.args) k.counter += a & 0xffffffffu;
+            break;
+        case H_INCR_BAR: k.barrier += events; break;
+        default: break;
     }
     if (to_stream) {
         medium_delivery d;
-        d.header = uint64_t(m.h.type) | uint64_t(m.token) << 8 | uint64_t(m.h.src) << 24 |
-                   uint64_t(m.h.size) << 40 | uint64_t(m.h.handler) << 56 |
-                   uint64_t(m.h.nargs) << 60;
+        d.header = uint64_t(m.h.type) | uint64_t(m.token) << 8 | uint64_t(m.h.src) << 24 | uint64_t(m.h.size) << 40 |
+            uint64_t(m.h.handler) << 56 | uint64_t(m.h.nargs) << 60;
         d.payload.assign(m.payload, m.payload + m.h.size);
         k.stream.push_back(std::move(d));
     }
@@ -216,8 +190,7 @@ bool node::run_handler(const am_message &m, hosted_kernel &k)
     return true;
 }
 
-void node::serve_get(const am_message &m, hosted_kernel &k)
-{
+void node::serve_get(const am_message &m, hosted_kernel &k) {
     /* xpams_rx's turnaround: an ASYNC message from this kernel back to the requester, which
      * am_tx completes with data read from this kernel's memory. */
     am_header a = m.h;
@@ -228,38 +201,33 @@ void node::serve_get(const am_message &m, hosted_kernel &k)
     b.word(header_encode(a));
     const uint8_t *from = k.memory + m.src_addr;
     switch (m.kind()) {
-    case AM_MEDIUM:
-        b.word(uint64_t(m.token) << 48);
-        for (uint64_t arg : m.args)
-            b.word(arg);
-        b.bytes(from, m.h.size);
-        break;
-    case AM_LONG:
-        b.word(uint64_t(m.token) << 48);
-        b.word(m.dst_addr);
-        for (uint64_t arg : m.args)
-            b.word(arg);
-        b.bytes(from, m.h.size);
-        break;
-    case AM_STRIDED: {
-        b.word(m.dst_stride_word);
-        b.word(m.dst_addr);
-        for (uint64_t arg : m.args)
-            b.word(arg);
-        uint8_t *to = b.grow(m.h.size);
-        const stride_desc &s = m.src_stride;
-        for (size_t blk = 0; blk < s.block_count && s.block_size; ++blk)
-            std::memcpy(to + blk * s.block_size, from + blk * s.stride, s.block_size);
-        break;
-    }
-    default: /* am_parse admits no other get */
-        return;
+        case AM_MEDIUM:
+            b.word(uint64_t(m.token) << 48);
+            for (uint64_t arg : m.args) b.word(arg);
+            b.bytes(from, m.h.size);
+            break;
+        case AM_LONG:
+            b.word(uint64_t(m.token) << 48);
+            b.word(m.dst_addr);
+            for (uint64_t arg : m.args) b.word(arg);
+            b.bytes(from, m.h.size);
+            break;
+        case AM_STRIDED: {
+            b.word(m.dst_stride_word);
+            b.word(m.dst_addr);
+            for (uint64_t arg : m.args) b.word(arg);
+            uint8_t *to = b.grow(m.h.size);
+            const stride_desc &s = m.src_stride;
+            for (size_t blk = 0; blk < s.block_count && s.block_size; ++blk)
+                std::memcpy(to + blk * s.block_size, from + blk * s.stride, s.block_size);
+            break;
+        }
+        default: /* am_parse admits no other get */ return;
     }
     transmit(b.data(), false);
 }
 
-void node::transmit(std::vector<uint8_t> &packet, bool patient)
-{
+void node::transmit(std::vector<uint8_t> &packet, bool patient) {
     am_header h = header_decode(gal::get_u64(packet.data()));
     /* am_tx clears FIFO, except on REPLY non-Short packets (gets), which pass verbatim. */
     if (!(h.type & AM_REPLY) || (h.type & AM_KIND_MASK) == AM_SHORT) {
@@ -271,11 +239,10 @@ void node::transmit(std::vector<uint8_t> &packet, bool patient)
         receive(h.src, h.dst, packet.data(), packet.size());
         return;
     }
-    if (h.dst > 255 ||
-        !net_.send(uint8_t(h.dst), uint8_t(h.src), packet.data(), packet.size(), patient)) {
+    if (h.dst > 255 || !net_.send(uint8_t(h.dst), uint8_t(h.src), packet.data(), packet.size(), patient)) {
         if (!net_.stopping()) /* at shutdown, nothing is routable any more: not a fault */
             drop(drop_reason::unroutable, "no route to the destination kernel", h);
     }
 }
 
-} // namespace gascore
+}  // namespace gascore

@@ -56,12 +56,12 @@ struct hosted_kernel {
 struct kernel_stopped {};
 
 class node {
-public:
-    static constexpr size_t max_kernels = 16;      /* a GAScore serves at most 16 */
+  public:
+    static constexpr size_t max_kernels = 16;       /* a GAScore serves at most 16 */
     static constexpr size_t stream_capacity = 1024; /* Medium deliveries waiting per kernel */
 
-    node(const gal::cluster &cluster, int index, size_t segment,
-         std::map<std::string, std::string> params, stats &counters, network &net);
+    node(const gal::cluster &cluster, int index, size_t segment, std::map<std::string, std::string> params,
+         stats &counters, network &net);
     ~node();
 
     /* Sets up the hosted kernels (functions resolved by name).  False: why says which. */
@@ -83,7 +83,7 @@ public:
     const std::map<std::string, std::string> &params() const { return params_; }
     stats &counters() { return stats_; }
 
-private:
+  private:
     void drop(drop_reason r, const char *text, const am_header &h);
     void serve_get(const am_message &m, hosted_kernel &k);
     void write_payload(const am_message &m, hosted_kernel &k);
@@ -100,6 +100,6 @@ private:
     std::atomic<bool> stopping_{false};
 };
 
-} // namespace gascore
+}  // namespace gascore
 
 #endif

@@ -11,38 +11,33 @@ namespace {
 std::atomic<bool> quiet_logs{false};
 std::mutex stderr_lock; /* one line at a time from many threads */
 
-void vlog(const char *fmt, va_list ap)
-{
+void vlog(const char *fmt, va_list ap) {
     char line[1024];
     vsnprintf(line, sizeof line, fmt, ap);
     std::lock_guard<std::mutex> g(stderr_lock);
     std::fprintf(stderr, "weft-gascore: %s\n", line);
     std::fflush(stderr);
 }
-} // namespace
+}  // namespace
 
 void set_quiet(bool quiet) { quiet_logs = quiet; }
 
-void log_line(const char *fmt, ...)
-{
-    if (quiet_logs)
-        return;
+void log_line(const char *fmt, ...) {
+    if (quiet_logs) return;
     va_list ap;
     va_start(ap, fmt);
     vlog(fmt, ap);
     va_end(ap);
 }
 
-void log_always(const char *fmt, ...)
-{
+void log_always(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vlog(fmt, ap);
     va_end(ap);
 }
 
-std::string stats::summary() const
-{
+std::string stats::summary() const {
     uint64_t total = 0;
     std::string by_reason;
     for (size_t i = 0; i < drop_reason_count; ++i) {
@@ -53,11 +48,10 @@ std::string stats::summary() const
         by_reason += '=';
         by_reason += std::to_string(n);
     }
-    return "handled " + std::to_string(handled.load()) + " packets; dropped " +
-           std::to_string(total) + " (" + by_reason.substr(1) + "); refused connections " +
-           std::to_string(refused_connections.load()) + "; bad headers " +
-           std::to_string(bad_headers.load()) + "; skipped Weft message packets " +
-           std::to_string(weft_messages.load());
+    return "handled " + std::to_string(handled.load()) + " packets; dropped " + std::to_string(total) + " (" +
+        by_reason.substr(1) + "); refused connections " + std::to_string(refused_connections.load()) +
+        "; bad headers " + std::to_string(bad_headers.load()) + "; skipped Weft message packets " +
+        std::to_string(weft_messages.load());
 }
 
-} // namespace gascore
+}  // namespace gascore
