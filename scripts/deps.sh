@@ -5,6 +5,7 @@ packages=(
   cmake g++ make pkg-config git             # toolchain
   libgtest-dev                              # tests
   clang libclang-rt-14-dev                  # libFuzzer targets (tests/fuzz, scripts/fuzz.sh)
+  clang-format                              # scripts/check-format.sh (.clang-format)
   libucx-dev ucx-utils                      # UCX fabric plugin, ucx_perftest for bench/compare-ucx.sh
   libfabric-dev libfabric-bin               # libfabric fabric plugin, fi_info
   libpmix-dev                               # PMIx bootstrap (Open MPI mpirun, Slurm srun --mpi=pmix)

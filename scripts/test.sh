@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# The whole test suite: installs dependencies, builds, runs ctest, runs the fuzz targets
-# briefly, then builds again with AddressSanitizer + UndefinedBehaviorSanitizer and runs the
+# The whole test suite: installs dependencies, checks the format (.clang-format) and the core's
+# layers (core/LAYERS), builds, runs ctest, runs the fuzz targets briefly, then builds again with AddressSanitizer + UndefinedBehaviorSanitizer and runs the
 # suite under them, and with ThreadSanitizer for the threaded suites.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/deps.sh"
+
+echo "== format (.clang-format) and layers (core/LAYERS)"
+bash "$root/scripts/check-format.sh"
+bash "$root/scripts/check-layers.sh"
 
 echo "== build (RelWithDebInfo)"
 bash "$root/scripts/build.sh" "$root/build" >/dev/null
