@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs dependencies, checks the format (.clang-format) and the core's
-# layers (core/LAYERS), builds, runs ctest, runs the fuzz targets briefly, then builds again with AddressSanitizer + UndefinedBehaviorSanitizer and runs the
-# suite under them, and with ThreadSanitizer for the threaded suites.
+# layers (core/LAYERS), builds, runs ctest, runs the fuzz targets briefly, then builds again
+# with AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite under them, and with
+# ThreadSanitizer for the threaded suites.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/deps.sh"
