@@ -12,26 +12,7 @@
 
 #include <weft/weft.h>
 
-static void cb_fail(const char *what, int rc, const char *file, int line)
-{
-    char text[WEFT_MAX_ERROR_STRING + 1] = "";
-    char detail[WEFT_MAX_ERROR_STRING + 1] = "";
-    size_t len = 0;
-    if (weft_error_string(rc, text, &len) != WEFT_SUCCESS)
-        snprintf(text, sizeof text, "unknown error");
-    len = 0;
-    if (weft_error_detail(detail, &len) != WEFT_SUCCESS)
-        detail[0] = '\0';
-    fprintf(stderr, "%s:%d: %s failed: %s (%d)%s%s\n", file, line, what, text, rc,
-            detail[0] ? ": " : "", detail);
-    fflush(stderr);
-    int inited = 0, finalized = 0;
-    weft_initialized(&inited);
-    weft_finalized(&finalized);
-    if (inited && !finalized)
-        weft_abort(WEFT_COMM_WORLD, 1);
-    exit(1);
-}
+#include "bench_common.h"
 
 /* "fabric ucx (version), bootstrap weftrun" from the runtime info. */
 static void cb_describe(char *buf, size_t cap)
@@ -57,12 +38,7 @@ static void cb_describe(char *buf, size_t cap)
 
 #define CB_PROG "weft-coll"
 #define CB_LAUNCH "weftrun -n N"
-#define CB_CHECK(call)                                                                            \
-    do {                                                                                          \
-        int cb_rc_ = (call);                                                                      \
-        if (cb_rc_ != WEFT_SUCCESS)                                                               \
-            cb_fail(#call, cb_rc_, __FILE__, __LINE__);                                           \
-    } while (0)
+#define CB_CHECK(call) BENCH_CHECK(call)
 #define CB_INIT(argcp, argvp) CB_CHECK(weft_init(argcp, argvp))
 #define CB_FINALIZE() CB_CHECK(weft_finalize())
 #define CB_ABORT(code) weft_abort(WEFT_COMM_WORLD, code)

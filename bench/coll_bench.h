@@ -37,51 +37,18 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h" /* option parsing and pinning, shared with the other benchmarks */
+
 enum { CB_BARRIER_ID, CB_BCAST_ID, CB_ALLREDUCE_ID, CB_ALLGATHER_ID, CB_ALLTOALL_ID, CB_NCOLLS };
 static const char *const cb_names[CB_NCOLLS] = {"barrier", "bcast", "allreduce", "allgather",
                                                 "alltoall"};
-
-/* Parse a size with an optional K/M/G suffix (powers of 1024). Returns 0 on success. */
-static int cb_parse_size(const char *s, size_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || s[0] == '-')
-        return -1;
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
-    }
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end != '\0')
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
-static int cb_parse_long(const char *s, long min, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end != '\0' || v < min)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 /* "barrier,bcast" or "all" -> which[]; returns 0 on success.  order[] keeps the given order. */
 static int cb_parse_colls(const char *list, int order[CB_NCOLLS], int *count)
@@ -112,28 +79,6 @@ static int cb_parse_colls(const char *list, int order[CB_NCOLLS], int *count)
             p++;
     }
     return *count > 0 ? 0 : -1;
-}
-
-/* Pin to the rank-th CPU (modulo their count) of the inherited affinity mask; -1 on failure. */
-static int cb_pin(int rank)
-{
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-        return -1;
-    int n = CPU_COUNT(&allowed);
-    if (n <= 0)
-        return -1;
-    int want = rank % n, seen = 0, cpu = -1;
-    for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
-        if (CPU_ISSET(c, &allowed) && seen++ == want)
-            cpu = c;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    if (sched_setaffinity(0, sizeof one, &one) != 0)
-        return -1;
-    return cpu;
 }
 
 static void cb_usage(FILE *f, const char *prog)
@@ -209,11 +154,11 @@ int main(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "c:m:M:i:w:L:t:ph", longopts, NULL)) != -1) {
         switch (opt) {
         case 'c': bad |= cb_parse_colls(optarg, order, &ncolls); break;
-        case 'm': bad |= cb_parse_size(optarg, &min_size); break;
-        case 'M': bad |= cb_parse_size(optarg, &max_size); break;
-        case 'i': bad |= cb_parse_long(optarg, 1, &iters); break;
-        case 'w': bad |= cb_parse_long(optarg, 0, &warmup); break;
-        case 'L': bad |= cb_parse_size(optarg, &large); break;
+        case 'm': bad |= bench_parse_size(optarg, &min_size); break;
+        case 'M': bad |= bench_parse_size(optarg, &max_size); break;
+        case 'i': bad |= bench_parse_long(optarg, 1, &iters); break;
+        case 'w': bad |= bench_parse_long(optarg, 0, &warmup); break;
+        case 'L': bad |= bench_parse_size(optarg, &large); break;
         case 't': {
             char *end = NULL;
             time_cap = strtod(optarg, &end);
@@ -241,9 +186,8 @@ int main(int argc, char **argv)
         CB_FINALIZE();
         return 2;
     }
-    int cpu = pin ? cb_pin(rank) : -1;
-    if (pin && cpu < 0)
-        fprintf(stderr, "rank %d: pinning failed: %s\n", rank, strerror(errno));
+    if (pin)
+        bench_pin(rank); /* says why when it fails */
 
     size_t cap = max_size * (size_t)nprocs;
     unsigned char *sbuf = malloc(cap), *rbuf = malloc(cap);

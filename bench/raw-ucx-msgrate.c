@@ -35,6 +35,7 @@
 #include <ucp/api/ucp.h>
 
 #include "bench_callgrind.h"  /* BENCH_CG=loop|window, as in msgrate.c */
+#include "bench_util.h"       /* option parsing and pinning, as in the Weft benchmarks */
 
 #define TAG_DATA 100ull
 #define TAG_ACK 101ull
@@ -86,17 +87,6 @@ static void usage(FILE *f, const char *prog)
             "CSV columns: bytes,window,iterations,threads,mode,messages,seconds,msg_per_s,MBps\n"
             "(mode is \"raw-ucx\", the same layout as weft-msgrate)\n",
             prog, ACK_BYTES);
-}
-
-static int parse_long(const char *s, long min, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end != '\0' || v < min)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 struct shared {
@@ -321,11 +311,11 @@ int main(int argc, char **argv)
     opterr = g_rank <= 0;
     while ((opt = getopt_long(argc, argv, "s:W:i:w:t:d:pc:h", longopts, NULL)) != -1) {
         switch (opt) {
-        case 's': bad |= parse_long(optarg, 0, &sz); msg_size = (size_t)sz; break;
-        case 'W': bad |= parse_long(optarg, 1, &window); break;
-        case 'i': bad |= parse_long(optarg, 1, &iters); break;
-        case 'w': bad |= parse_long(optarg, 0, &warmup); break;
-        case 't': bad |= parse_long(optarg, 1, &threads); break;
+        case 's': bad |= bench_parse_long(optarg, 0, &sz); msg_size = (size_t)sz; break;
+        case 'W': bad |= bench_parse_long(optarg, 1, &window); break;
+        case 'i': bad |= bench_parse_long(optarg, 1, &iters); break;
+        case 'w': bad |= bench_parse_long(optarg, 0, &warmup); break;
+        case 't': bad |= bench_parse_long(optarg, 1, &threads); break;
         case 'd': dir = optarg; break;
         case 'p': pin = 1; break;
         case 'c': csv_path = optarg; break;
@@ -361,19 +351,8 @@ int main(int argc, char **argv)
         DIE("cannot create %s: %s", dir, strerror(errno));
 
     int cpu = -1;
-    if (pin) {
-        cpu_set_t allowed, one;
-        CPU_ZERO(&allowed);
-        if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0) {
-            int want = rank % CPU_COUNT(&allowed), seen = 0;
-            for (int c = 0; c < CPU_SETSIZE; c++)
-                if (CPU_ISSET(c, &allowed) && seen++ == want) { cpu = c; break; }
-            CPU_ZERO(&one);
-            CPU_SET(cpu, &one);
-            if (sched_setaffinity(0, sizeof one, &one) != 0)
-                DIE("sched_setaffinity(%d): %s", cpu, strerror(errno));
-        }
-    }
+    if (pin)
+        cpu = bench_pin(rank); /* as weft-msgrate: says why and runs on unpinned when it fails */
 
     ucp_params_t cp = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
                        .features = UCP_FEATURE_TAG,

@@ -118,8 +118,9 @@ static inline int weft_plugin_whyf(char *why, size_t why_len, int rc, const char
 }
 
 /* ======================================================================== fabric plugins ==
- * Object model: fabric (one per process) -> endpoint (one per Weft VCI, with its own
- * completion path) -> peer (a connection from one local endpoint to one remote endpoint).
+ * Object model: fabric (from init; one open at a time) -> endpoint (one per Weft VCI, with
+ * its own completion path) -> peer (a connection from one local endpoint to one remote
+ * endpoint: another process's, another of this process's, or itself).
  * All messages are tagged with 64-bit match bits; a receive matches a message when
  * (msg_tag & ~ignore) == (tag & ~ignore).  Messages from one peer endpoint that match one
  * receive must match in the order they were sent (MPI's non-overtaking rule).
@@ -140,8 +141,12 @@ static inline int weft_plugin_whyf(char *why, size_t why_len, int rc, const char
  * through the endpoint's complete callback, from ep_progress, from the posting call itself,
  * or from ep_disconnect / ep_close, on the calling thread.  The core's callback only records
  * the result (it never calls back into the plugin), so it may run under the plugin's locks;
- * after it returns the context and buffer are the core's again.  A failure of the peer completes its pending operations
- * with WEFT_PLUGIN_ERR_PEER_FAILED or ERR_UNREACHABLE, and later posts to it fail at once. */
+ * after it returns the context and buffer are the core's again.  A failure of the peer
+ * completes its pending operations with WEFT_PLUGIN_ERR_PEER_FAILED or ERR_UNREACHABLE.  A
+ * later tag_send to it either returns that code at once, with no completion to follow, or is
+ * posted and completes with it: the core and the kit accept both (the user gets
+ * WEFT_ERR_PROC_FAILED from the send call in the first case, from its wait in the second).
+ * Prefer the first; every in-tree plugin does so after ep_peer_failed. */
 
 typedef struct weft_fabric weft_fabric_t;       /* opaque, plugin-defined */
 typedef struct weft_fabric_ep weft_fabric_ep_t; /* opaque, plugin-defined */
@@ -157,10 +162,17 @@ typedef struct weft_fabric_peer weft_fabric_peer_t;
 typedef struct weft_fabric_caps {
     uint32_t struct_size;
     uint32_t flags;           /* WEFT_FABRIC_CAP_* */
-    size_t max_message_size;  /* largest tagged message */
-    size_t inject_size;       /* sends up to this size complete locally at once */
-    size_t eager_size;        /* above this the fabric uses a rendezvous protocol */
-    size_t max_address_size;  /* upper bound of ep_address's length */
+    /* Largest tagged message.  The core bounds PGAS active messages by it (weft_am_max_long;
+     * 0: 4 GiB - 1) but passes any point-to-point size to tag_send, which refuses a longer
+     * message (ERR_INVALID: WEFT_ERR_ARG for the user).  The kit sends 64 MiB. */
+    size_t max_message_size;
+    /* Informational (weft-info prints them; the core does not use them): sends up to
+     * inject_size complete locally at once; above eager_size the fabric uses a rendezvous
+     * protocol (the kit sizes a send that cannot finish without its receiver by it). */
+    size_t inject_size;
+    size_t eager_size;
+    /* Upper bound of ep_address's length: the core's buffer for it (4096 when 0). */
+    size_t max_address_size;
     /* ABI minor 7: bytes of context space (weft_fabric_ep_attr_t::context_space) the fabric
      * wants at the start of every operation context, 0 for none.  The core lays its requests
      * out around it (the query at init decides, for every endpoint): ep_open's
@@ -231,10 +243,13 @@ typedef struct weft_fabric_ep_attr {
 #define WEFT_FABRIC_EP_ATTR_SIZE_V1_0 offsetof(weft_fabric_ep_attr_t, context_space)
 
 typedef struct weft_fabric_ops_v1 {
-    /* Open the fabric (once per process, at weft_init; host stays valid until finalize).  On
-     * failure return a WEFT_PLUGIN_ERR_* code and write a one-line reason (what is missing,
-     * which variable to set) into why[why_len]: the loader then tries the next plugin, or,
-     * when the user asked for this one, fails weft_init with that reason. */
+    /* Open the fabric (at weft_init; host stays valid until finalize).  Never called while a
+     * fabric of this plugin is open, but it may be called again in the same process after
+     * finalize or after a failed init: weft-info opens each fabric twice, a failed weft_init
+     * may be retried, and the conformance kit opens one per test.  On failure return a
+     * WEFT_PLUGIN_ERR_* code and write a one-line reason (what is missing, which variable to
+     * set) into why[why_len]: the loader then tries the next plugin, or, when the user asked
+     * for this one, fails weft_init with that reason. */
     int (*init)(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why,
                 size_t why_len);
     /* After every endpoint was closed. */
@@ -245,19 +260,35 @@ typedef struct weft_fabric_ops_v1 {
     /* An endpoint with its own completion path; attr is only read during the call. */
     int (*ep_open)(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr,
                    weft_fabric_ep_t **ep);
-    /* Releases the endpoint; peers not yet disconnected are closed forcibly. */
+    /* Releases the endpoint; peers not yet disconnected are closed forcibly, without a flush.
+     * Every operation still pending completes before it returns, exactly once: receives with
+     * WEFT_PLUGIN_ERR_CANCELED, unfinished sends with an error status (in-tree: CANCELED,
+     * or PEER_FAILED where the connection had broken).  The core reads no status here: it
+     * closes endpoints only at weft_finalize or a failed weft_init, when no user waits on
+     * them.  After ep_close the fabric touches no buffer or context. */
     int (*ep_close)(weft_fabric_ep_t *ep);
     /* Writes the endpoint's address into buf; *len: in buf's size, out the address length.
-     * The core publishes these bytes to the other processes (bootstrap key-value space);
-     * they must be enough for ep_connect in another process, even on another node. */
+     * buf NULL or too small: an error (WEFT_PLUGIN_ERR_INVALID, as queue_create; ERR_NOMEM is
+     * accepted too), nothing written, *len set to the length needed.  The core gives
+     * caps.max_address_size bytes.  The core publishes these bytes to the other processes
+     * (bootstrap key-value space); they must be enough for ep_connect in another process,
+     * even on another node. */
     int (*ep_address)(weft_fabric_ep_t *ep, void *buf, size_t *len);
-    /* A connection from ep to the endpoint at address (another process's, or one of this
-     * process's).  Must not wait for the remote side: connect lazily when needed. */
+    /* A connection from ep to the endpoint at address: another process's, another endpoint
+     * of this process, or ep's own address (required: a send to one's own rank goes through
+     * the fabric like any other).  Must not wait for the remote side: connect lazily when
+     * needed.  The core connects each of its endpoints at most once to each remote endpoint
+     * and keeps the peer until weft_finalize; ep_connect to an address already connected
+     * comes only after ep_disconnect of the first peer, and must then work. */
     int (*ep_connect)(weft_fabric_ep_t *ep, const void *address, size_t len,
                       weft_fabric_peer_t **peer);
     /* Flushes what was sent to peer and closes the connection.  May progress the endpoint
      * (and so run completion callbacks); returns within a bounded time even if the peer is
-     * gone. */
+     * gone.  When the flush does not finish in that time, the connection is closed anyway;
+     * each send that did not finish completes exactly once, either then with an error status
+     * (CANCELED or PEER_FAILED: UCX, Galapagos, the skeleton) or later, when it finishes or
+     * at ep_close (OFI).  The return value may report the failed flush (PEER_FAILED: UCX,
+     * Galapagos).  The core disconnects only at weft_finalize and ignores the result. */
     int (*ep_disconnect)(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
 
     /* Post a send/receive.  Returns WEFT_PLUGIN_OK once posted (completion follows through
@@ -308,7 +339,8 @@ typedef struct weft_fabric_ops_v1 {
      * The core learned, from outside the fabric (its liveness monitor), that the process
      * behind peer has died.  Complete every send to peer still in flight with
      * WEFT_PLUGIN_ERR_PEER_FAILED before returning or from the next ep_progress, without
-     * waiting for anything from the peer (no flush), and fail later sends to it at once.
+     * waiting for anything from the peer (no flush), and fail later sends to it with
+     * PEER_FAILED (at once, preferred, or through their completion; see Completions above).
      * Receives are not affected (the core cancels those it posted for the peer).  The peer
      * object stays valid until ep_disconnect or ep_close, which must then be quick.  May be
      * called more than once for one peer.  Without this operation a send to a dead peer
@@ -386,7 +418,9 @@ typedef struct weft_queue_ops_v1 {
     /* NULL-terminated list of the info "type" values this plugin decodes, e.g. "cudaStream_t". */
     const char *const *types;
     /* Open the runtime.  Without a driver or a device: WEFT_PLUGIN_ERR_NO_DEVICE and a reason
-     * in why[why_len] ("no CUDA device: cuInit: CUDA_ERROR_NO_DEVICE"). */
+     * in why[why_len] ("no CUDA device: cuInit: CUDA_ERROR_NO_DEVICE").  As a fabric's init:
+     * never while a runtime of this plugin is open, but possibly again after finalize (the
+     * core opens it once per process; weft-info and the kit open it again). */
     int (*init)(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, char *why,
                 size_t why_len);
     int (*finalize)(weft_queue_runtime_t *rt);

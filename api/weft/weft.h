@@ -162,10 +162,14 @@ enum {
 };
 
 /* ---- Errors ---- */
-/* Text for an error code (MPI_Error_string). */
+/* Text for an error code (MPI_Error_string).  string must hold WEFT_MAX_ERROR_STRING bytes;
+ * *resultlen: the length written, without the terminating NUL. */
 WEFT_API int weft_error_string(int errorcode, char *string, size_t *resultlen);
 /* Weft extension: the detailed message of the last error raised on the calling thread
- * (names the variable, file or argument to change); empty when there was none. */
+ * (names the variable, file or argument to change); empty when there was none.  string must
+ * hold WEFT_MAX_ERROR_STRING (512) bytes: a longer message is cut to its first 511
+ * characters, NUL-terminated, and *resultlen is the length written (511 then).  WEFT_LOG=debug
+ * logs each message as it was raised (up to 1023 characters). */
 WEFT_API int weft_error_detail(char *string, size_t *resultlen);
 
 /* ---- Info (usable before weft_init and after weft_finalize) ---- */
@@ -243,6 +247,19 @@ WEFT_API int weft_query_plugins(weft_plugin_report_fn fn, void *arg);
  * its name in name (size bytes).  WEFT_ERR_PLUGIN when none opens, WEFT_ERR_PLUGIN too for a
  * malformed WEFT_FABRIC; weft_error_detail says why. */
 WEFT_API int weft_query_fabric(char *name, size_t size);
+/* One collective algorithm, as weft_query_collectives reports it.  The strings are static. */
+typedef struct weft_coll_report {
+    size_t struct_size;     /* sizeof(weft_coll_report_t) of the library that filled it */
+    const char *collective; /* "allreduce" (weft_allreduce and weft_iallreduce) */
+    const char *algorithm;  /* "ring": the value of variable that forces it */
+    const char *variable;   /* "WEFT_COLL_ALLREDUCE" */
+    const char *when;       /* when the automatic choice takes it (by size, process count,
+                               commutativity) and what it needs to run, in words */
+} weft_coll_report_t;
+typedef void (*weft_coll_report_fn)(const weft_coll_report_t *algorithm, void *arg);
+/* Reports every algorithm of every collective to fn: collectives in a fixed order, and within
+ * one the order in which the automatic choice tries them.  WEFT_ERR_ARG when fn is NULL. */
+WEFT_API int weft_query_collectives(weft_coll_report_fn fn, void *arg);
 
 /* ---- Communicators ---- */
 WEFT_API int weft_comm_rank(weft_comm comm, int *rank);

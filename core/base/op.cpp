@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "base/error.hpp"
+#include "base/finalize_hooks.hpp"
 #include "base/handle.hpp"
 #include "base/lifecycle.hpp"
 
@@ -317,6 +318,7 @@ WEFT_API int weft_op_create(weft_user_function *user_fn, int commute, weft_op *o
     auto u = std::make_shared<user_op>();
     u->fn = user_fn;
     u->commutative = commute != 0;
+    finalize_hook_add(op_finalize_all, finalize_prio_ops);
     int h = table().insert(std::move(u));
     if (h == 0) return fail(WEFT_ERR_NO_MEM, "weft_op_create: too many operations (the handle table is full)");
     *op = h;

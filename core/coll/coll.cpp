@@ -8,7 +8,7 @@
 
 #include "coll/coll_algorithms.hpp"
 #include "coll/coll_check.hpp"
-#include "coll/coll_select.hpp"
+#include "coll/coll_registry.hpp"
 #include "base/error.hpp"
 #include "transport/runtime.hpp"
 #include "comm/stream.hpp"
@@ -168,12 +168,22 @@ int launch(call &x) {
     return WEFT_SUCCESS;
 }
 
-// The forced algorithm, else `automatic`; fails on an unknown name in the variable.
-int choose(call &x, coll_kind k, int automatic, int &alg) {
+// Builds the algorithm the registry picks (forced by WEFT_COLL_<NAME>, else by shape); fails on
+// an unknown name in the variable.
+int build(call &x, coll_kind k, const coll_shape &shape, const coll_args &a) {
     int rc;
-    int f = coll_forced(k, x.fn, rc);
-    alg = f >= 0 ? f : automatic;
-    return rc;
+    const coll_algorithm *alg = coll_select(k, shape, x.fn, rc);
+    return alg != nullptr ? alg->build(*x.s, a) : rc;
+}
+
+coll_shape shape_of(const call &x, size_t bytes, size_t count = 0, bool dense = true) {
+    coll_shape s;
+    s.bytes = bytes;
+    s.count = count;
+    s.procs = x.c->size;
+    s.commutative = x.s->op.commutative;
+    s.dense = dense;
+    return s;
 }
 
 int bind(call &x, weft_op op, weft_datatype h, const datatype &t) { return op_bind(x.fn, op, h, t, x.s->op); }
@@ -182,9 +192,7 @@ int bind(call &x, weft_op op, weft_datatype h, const datatype &t) { return op_bi
 
 int do_barrier(call &x, weft_comm comm) {
     if (int rc = begin(x, comm)) return rc;
-    int alg;
-    if (int rc = choose(x, coll_kind::barrier, 0, alg)) return rc;
-    coll_barrier_dissemination(*x.s);
+    if (int rc = build(x, coll_kind::barrier, shape_of(x, 0), {})) return rc;
     expect(x, coll_kind::barrier, -1, coll_check_rule::none);
     return launch(x);
 }
@@ -207,13 +215,7 @@ int do_bcast(call &x, void *buf, size_t count, weft_datatype type, int root, wef
     } else if (int rc = image_out(x, buf, &count, &zero, 1, *t, img)) {
         return rc;
     }
-    int n = x.c->size;
-    int alg;
-    if (int rc = choose(x, coll_kind::bcast, bytes < 16384 || n < 3 ? 0 : 1, alg)) return rc;
-    if (alg == 0)
-        coll_bcast_binomial(*x.s, img, bytes, root);
-    else if (int rc = coll_bcast_scatter_allgather(*x.s, img, bytes, root))
-        return rc;
+    if (int rc = build(x, coll_kind::bcast, shape_of(x, bytes), {.out = img, .bytes = bytes, .root = root})) return rc;
     expect(x, coll_kind::bcast, root, coll_check_rule::equal, bytes);
     return launch(x);
 }
@@ -244,34 +246,25 @@ int do_reduce(call &x, const void *in, void *out, size_t count, weft_datatype ty
     bool at_root = x.c->rank == root;
     if (!at_root && in == WEFT_IN_PLACE) return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid at the root", x.fn);
     if (int rc = reduce_args(x, in, out, count, type, op, at_root, bytes, elem)) return rc;
-    int alg;
-    if (int rc = choose(x, coll_kind::reduce, 0, alg)) return rc;
-    auto *o = static_cast<char *>(out);
-    int rc = alg == 0 ? coll_reduce_binomial(*x.s, static_cast<const char *>(in), o, count, elem, root)
-                      : coll_reduce_linear(*x.s, static_cast<const char *>(in), o, count, elem, root);
+    if (int rc = build(x, coll_kind::reduce, shape_of(x, bytes, count),
+                       {.in = static_cast<const char *>(in), .out = static_cast<char *>(out), .count = count,
+                        .elem = elem, .root = root}))
+        return rc;
     expect(x, coll_kind::reduce, root, coll_check_rule::equal, bytes);
-    return rc ? rc : launch(x);
+    return launch(x);
 }
 
 int do_allreduce(call &x, const void *in, void *out, size_t count, weft_datatype type, weft_op op, weft_comm comm) {
     if (int rc = begin(x, comm)) return rc;
     size_t bytes, elem;
     if (int rc = reduce_args(x, in, out, count, type, op, true, bytes, elem)) return rc;
-    int n = x.c->size;
-    int pof2 = 1;
-    while (pof2 * 2 <= n) pof2 *= 2;
-    bool large = bytes > 8192 && count >= static_cast<size_t>(pof2);
-    int alg;
-    if (int rc = choose(x, coll_kind::allreduce, large ? 1 : 0, alg)) return rc;
-    if (!x.s->op.commutative || count < static_cast<size_t>(n)) alg = 0;  // the others reorder operands
     auto *o = static_cast<char *>(out);
     x.s->copy(in, o, bytes);
     x.s->end_round();
-    int rc = alg == 0   ? coll_allreduce_recursive_doubling(*x.s, o, count, elem)
-             : alg == 1 ? coll_allreduce_reduce_scatter_allgather(*x.s, o, count, elem)
-                        : coll_allreduce_ring(*x.s, o, count, elem);
+    if (int rc = build(x, coll_kind::allreduce, shape_of(x, bytes, count), {.out = o, .count = count, .elem = elem}))
+        return rc;
     expect(x, coll_kind::allreduce, -1, coll_check_rule::equal, bytes);
-    return rc ? rc : launch(x);
+    return launch(x);
 }
 
 // Per-rank byte sizes and offsets of a (counts, displs) layout; uniform when counts is null.
@@ -355,8 +348,6 @@ int do_gather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype st
     }
     if (!in_place)
         if (int rc = image_in(x, sbuf, 0, scount, *st, own)) return rc;
-    int alg;
-    if (int rc = v ? choose(x, coll_kind::gatherv, 0, alg) : choose(x, coll_kind::gather, sbytes >= 65536 ? 1 : 0, alg)) return rc;
     // The binomial tree forwards whole subtrees: uniform, densely packed blocks only.
     bool dense = !at_root || (offs.size() == static_cast<size_t>(n) && [&] {
         for (int i = 0; i < n; ++i)
@@ -364,11 +355,10 @@ int do_gather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype st
                 return false;
         return true;
     }());
-    if (!v && alg == 0 && dense) {
-        if (int rc = coll_gather_binomial(*x.s, own, out, sbytes, root)) return rc;
-    } else {
-        coll_gather_linear(*x.s, own, sbytes, out, bytes.data(), offs.data(), root);
-    }
+    if (int rc = build(x, v ? coll_kind::gatherv : coll_kind::gather, shape_of(x, sbytes, 0, dense),
+                       {.in = own, .out = out, .bytes = sbytes, .root = root, .blocks = bytes.data(),
+                        .offsets = offs.data()}))
+        return rc;
     if (v)
         expect(x, coll_kind::gatherv, root, coll_check_rule::none);
     else
@@ -413,19 +403,16 @@ int do_scatter(call &x, bool v, const void *sbuf, size_t scount, const size_t *s
     } else {
         rbytes = bytes[static_cast<size_t>(me)];
     }
-    int alg;
-    if (int rc = v ? choose(x, coll_kind::scatterv, 0, alg) : choose(x, coll_kind::scatter, rbytes >= 65536 ? 1 : 0, alg)) return rc;
     bool dense = !at_root || [&] {
         for (int i = 0; i < n; ++i)
             if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * rbytes || bytes[static_cast<size_t>(i)] != rbytes)
                 return false;
         return true;
     }();
-    if (!v && alg == 0 && dense) {
-        if (int rc = coll_scatter_binomial(*x.s, in, own, rbytes, root)) return rc;
-    } else {
-        coll_scatter_linear(*x.s, in, bytes.data(), offs.data(), own, rbytes, root);
-    }
+    if (int rc = build(x, v ? coll_kind::scatterv : coll_kind::scatter, shape_of(x, rbytes, 0, dense),
+                       {.in = in, .out = own, .bytes = rbytes, .root = root, .blocks = bytes.data(),
+                        .offsets = offs.data()}))
+        return rc;
     if (v)
         expect(x, coll_kind::scatterv, root, coll_check_rule::none);
     else
@@ -469,16 +456,12 @@ int do_allgather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype
     }
     x.s->copy(own, out + offs[static_cast<size_t>(me)], mine);
     x.s->end_round();
-    int alg;
-    if (int rc = v ? choose(x, coll_kind::allgatherv, 0, alg) : choose(x, coll_kind::allgather, mine * static_cast<size_t>(n) < 81920 ? 1 : 0, alg)) return rc;
     bool dense = true;
     for (int i = 0; i < n; ++i)
         if (offs[static_cast<size_t>(i)] != static_cast<size_t>(i) * mine || bytes[static_cast<size_t>(i)] != mine) dense = false;
-    if (!v && alg == 1 && dense) {
-        if (int rc = coll_allgather_bruck(*x.s, out, mine)) return rc;
-    } else {
-        coll_allgather_ring(*x.s, out, bytes.data(), offs.data());
-    }
+    if (int rc = build(x, v ? coll_kind::allgatherv : coll_kind::allgather, shape_of(x, mine, 0, dense),
+                       {.out = out, .bytes = mine, .blocks = bytes.data(), .offsets = offs.data()}))
+        return rc;
     if (v)
         expect(x, coll_kind::allgatherv, -1, coll_check_rule::none);
     else
@@ -563,13 +546,10 @@ int do_alltoall(call &x, bool v, const void *sbuf, size_t scount, const size_t *
     char *out;
     if (int rc = image_out(x, rbuf, rcv_counts.data(), rcv_displs.data(), n, *rt, out)) return rc;
     size_t block = rbytes[static_cast<size_t>(x.c->rank)];
-    int alg;
-    // alltoallv: block sizes differ between ranks, so the automatic choice must not use them.
-    if (int rc = choose(x, v ? coll_kind::alltoallv : coll_kind::alltoall, v || block < 32768 ? 1 : 0, alg)) return rc;
-    if (alg == 0)
-        coll_alltoall_pairwise(*x.s, in, sbytes.data(), soffs.data(), out, rbytes.data(), roffs.data());
-    else
-        coll_alltoall_linear(*x.s, in, sbytes.data(), soffs.data(), out, rbytes.data(), roffs.data());
+    if (int rc = build(x, v ? coll_kind::alltoallv : coll_kind::alltoall, shape_of(x, block),
+                       {.in = in, .out = out, .blocks = rbytes.data(), .offsets = roffs.data(),
+                        .send_blocks = sbytes.data(), .send_offsets = soffs.data()}))
+        return rc;
     if (v)
         expect(x, coll_kind::alltoallv, -1, coll_check_rule::none);
     else
@@ -593,14 +573,11 @@ int do_reduce_scatter_block(call &x, const void *in, void *out, size_t count, we
         std::memcpy(copy, src, bytes * static_cast<size_t>(n));
         src = copy;
     }
-    int alg;
-    if (int rc = choose(x, coll_kind::reduce_scatter_block, bytes >= 512 && x.s->op.commutative ? 1 : 0, alg)) return rc;
-    if (!x.s->op.commutative) alg = 0;
-    auto *o = static_cast<char *>(out);
-    int rc = alg == 0 ? coll_reduce_scatter_block_pairwise(*x.s, src, o, count, elem)
-                      : coll_reduce_scatter_block_ring(*x.s, src, o, count, elem);
+    if (int rc = build(x, coll_kind::reduce_scatter_block, shape_of(x, bytes, count),
+                       {.in = src, .out = static_cast<char *>(out), .count = count, .elem = elem}))
+        return rc;
     expect(x, coll_kind::reduce_scatter_block, -1, coll_check_rule::equal, bytes);
-    return rc ? rc : launch(x);
+    return launch(x);
 }
 
 int do_scan(call &x, const void *in, void *out, size_t count, weft_datatype type, weft_op op, weft_comm comm,
@@ -614,12 +591,11 @@ int do_scan(call &x, const void *in, void *out, size_t count, weft_datatype type
         x.s->copy(i, o, bytes);
         x.s->end_round();
     }
-    int alg;
-    if (int rc = choose(x, exclusive ? coll_kind::exscan : coll_kind::scan, 0, alg)) return rc;
-    int rc = alg == 0 ? coll_scan_recursive_doubling(*x.s, i, o, count, elem, exclusive)
-                      : coll_scan_linear(*x.s, i, o, count, elem, exclusive);
+    if (int rc = build(x, exclusive ? coll_kind::exscan : coll_kind::scan, shape_of(x, bytes, count),
+                       {.in = i, .out = o, .count = count, .elem = elem, .exclusive = exclusive}))
+        return rc;
     expect(x, exclusive ? coll_kind::exscan : coll_kind::scan, -1, coll_check_rule::equal, bytes);
-    return rc ? rc : launch(x);
+    return launch(x);
 }
 
 }  // namespace

@@ -65,7 +65,9 @@ std::vector<size_t> chunks(size_t count, int n) {
 
 }  // namespace
 
-int coll_allreduce_recursive_doubling(coll_sched &s, char *out, size_t count, size_t elem) {
+int coll_allreduce_recursive_doubling(coll_sched &s, const coll_args &a) {
+    char *out = a.out;
+    size_t count = a.count, elem = a.elem;
     size_t bytes = count * elem;
     char *tmp = s.alloc(bytes);
     if (tmp == nullptr) return no_mem(bytes);
@@ -86,7 +88,9 @@ int coll_allreduce_recursive_doubling(coll_sched &s, char *out, size_t count, si
 
 // Rabenseifner: recursive-halving reduce-scatter, then recursive-doubling allgather, on the
 // folded power-of-two group.  Commutative ops only (the caller checks).
-int coll_allreduce_reduce_scatter_allgather(coll_sched &s, char *out, size_t count, size_t elem) {
+int coll_allreduce_reduce_scatter_allgather(coll_sched &s, const coll_args &a) {
+    char *out = a.out;
+    size_t count = a.count, elem = a.elem;
     size_t bytes = count * elem;
     char *tmp = s.alloc(bytes);
     if (tmp == nullptr) return no_mem(bytes);
@@ -128,7 +132,9 @@ int coll_allreduce_reduce_scatter_allgather(coll_sched &s, char *out, size_t cou
 }
 
 // Ring reduce-scatter then ring allgather (commutative ops only; the caller checks).
-int coll_allreduce_ring(coll_sched &s, char *out, size_t count, size_t elem) {
+int coll_allreduce_ring(coll_sched &s, const coll_args &a) {
+    char *out = a.out;
+    size_t count = a.count, elem = a.elem;
     int n = s.c->size, me = s.c->rank;
     std::vector<size_t> first = chunks(count, n);
     size_t biggest = first[1] - first[0];
@@ -154,7 +160,9 @@ int coll_allreduce_ring(coll_sched &s, char *out, size_t count, size_t elem) {
     return WEFT_SUCCESS;
 }
 
-void coll_allgather_ring(coll_sched &s, char *out, const size_t *bytes, const size_t *offsets) {
+int coll_allgather_ring(coll_sched &s, const coll_args &a) {
+    char *out = a.out;
+    const size_t *bytes = a.blocks, *offsets = a.offsets;
     int n = s.c->size, me = s.c->rank;
     int right = (me + 1) % n, left = (me - 1 + n) % n;
     for (int k = 0; k < n - 1; ++k) {
@@ -163,10 +171,13 @@ void coll_allgather_ring(coll_sched &s, char *out, const size_t *bytes, const si
         s.recv(left, out + offsets[rb], bytes[rb]);
         s.end_round();
     }
+    return WEFT_SUCCESS;
 }
 
 // Bruck: log2(n) rounds on a buffer in this rank's relative order, rotated into place at the end.
-int coll_allgather_bruck(coll_sched &s, char *out, size_t block) {
+int coll_allgather_bruck(coll_sched &s, const coll_args &a) {
+    char *out = a.out;
+    size_t block = a.bytes;
     int n = s.c->size, me = s.c->rank;
     size_t total = block * static_cast<size_t>(n);
     char *tmp = s.alloc(total);
@@ -187,8 +198,10 @@ int coll_allgather_bruck(coll_sched &s, char *out, size_t block) {
     return WEFT_SUCCESS;
 }
 
-void coll_alltoall_pairwise(coll_sched &s, const char *in, const size_t *sbytes, const size_t *soff, char *out,
-                            const size_t *rbytes, const size_t *roff) {
+int coll_alltoall_pairwise(coll_sched &s, const coll_args &a) {
+    const char *in = a.in;
+    char *out = a.out;
+    const size_t *sbytes = a.send_blocks, *soff = a.send_offsets, *rbytes = a.blocks, *roff = a.offsets;
     int n = s.c->size, me = s.c->rank;
     s.copy(in + soff[me], out + roff[me], rbytes[me]);
     s.end_round();
@@ -198,10 +211,13 @@ void coll_alltoall_pairwise(coll_sched &s, const char *in, const size_t *sbytes,
         s.recv(src, out + roff[src], rbytes[src]);
         s.end_round();
     }
+    return WEFT_SUCCESS;
 }
 
-void coll_alltoall_linear(coll_sched &s, const char *in, const size_t *sbytes, const size_t *soff, char *out,
-                          const size_t *rbytes, const size_t *roff) {
+int coll_alltoall_linear(coll_sched &s, const coll_args &a) {
+    const char *in = a.in;
+    char *out = a.out;
+    const size_t *sbytes = a.send_blocks, *soff = a.send_offsets, *rbytes = a.blocks, *roff = a.offsets;
     int n = s.c->size, me = s.c->rank;
     // Start with the nearest peers so that no rank is everyone's first target.
     for (int k = 1; k < n; ++k) {
@@ -211,9 +227,13 @@ void coll_alltoall_linear(coll_sched &s, const char *in, const size_t *sbytes, c
     }
     s.copy(in + soff[me], out + roff[me], rbytes[me]);
     s.end_round();
+    return WEFT_SUCCESS;
 }
 
-int coll_reduce_scatter_block_pairwise(coll_sched &s, const char *in, char *out, size_t count, size_t elem) {
+int coll_reduce_scatter_block_pairwise(coll_sched &s, const coll_args &a) {
+    const char *in = a.in;
+    char *out = a.out;
+    size_t count = a.count, elem = a.elem;
     int n = s.c->size, me = s.c->rank;
     size_t block = count * elem;
     char *all = s.alloc(block * static_cast<size_t>(n));
@@ -233,7 +253,10 @@ int coll_reduce_scatter_block_pairwise(coll_sched &s, const char *in, char *out,
     return WEFT_SUCCESS;
 }
 
-int coll_reduce_scatter_block_ring(coll_sched &s, const char *in, char *out, size_t count, size_t elem) {
+int coll_reduce_scatter_block_ring(coll_sched &s, const coll_args &a) {
+    const char *in = a.in;
+    char *out = a.out;
+    size_t count = a.count, elem = a.elem;
     int n = s.c->size, me = s.c->rank;
     size_t block = count * elem;
     char *acc = s.alloc(block * static_cast<size_t>(n) + block);
@@ -255,8 +278,11 @@ int coll_reduce_scatter_block_ring(coll_sched &s, const char *in, char *out, siz
     return WEFT_SUCCESS;
 }
 
-int coll_scan_recursive_doubling(coll_sched &s, const char *in, char *out, size_t count, size_t elem,
-                                 bool exclusive) {
+int coll_scan_recursive_doubling(coll_sched &s, const coll_args &a) {
+    const char *in = a.in;
+    char *out = a.out;
+    size_t count = a.count, elem = a.elem;
+    bool exclusive = a.exclusive;
     int n = s.c->size, me = s.c->rank;
     size_t bytes = count * elem;
     char *partial = s.alloc(2 * bytes);
@@ -286,7 +312,11 @@ int coll_scan_recursive_doubling(coll_sched &s, const char *in, char *out, size_
     return WEFT_SUCCESS;
 }
 
-int coll_scan_linear(coll_sched &s, const char *in, char *out, size_t count, size_t elem, bool exclusive) {
+int coll_scan_linear(coll_sched &s, const coll_args &a) {
+    const char *in = a.in;
+    char *out = a.out;
+    size_t count = a.count, elem = a.elem;
+    bool exclusive = a.exclusive;
     int n = s.c->size, me = s.c->rank;
     size_t bytes = count * elem;
     const char *forward = exclusive ? in : out;  // the inclusive prefix to pass on

@@ -19,16 +19,20 @@ char g_zero_byte;
 
 }  // namespace
 
-void coll_barrier_dissemination(coll_sched &s) {
+int coll_barrier_dissemination(coll_sched &s, const coll_args &) {
     int n = s.c->size, me = s.c->rank;
     for (int k = 1; k < n; k <<= 1) {
         s.send((me + k) % n, &g_zero_byte, 0);
         s.recv((me - k + n) % n, &g_zero_byte, 0);
         s.end_round();
     }
+    return WEFT_SUCCESS;
 }
 
-void coll_bcast_binomial(coll_sched &s, char *buf, size_t bytes, int root) {
+int coll_bcast_binomial(coll_sched &s, const coll_args &a) {
+    char *buf = a.out;
+    size_t bytes = a.bytes;
+    int root = a.root;
     int n = s.c->size, vr = to_rel(s.c->rank, root, n);
     int top = 1;
     while (top < n) top <<= 1;
@@ -39,10 +43,14 @@ void coll_bcast_binomial(coll_sched &s, char *buf, size_t bytes, int root) {
     for (int m = (vr == 0 ? top : lowbit(vr)) >> 1; m > 0; m >>= 1)
         if (vr + m < n) s.send(to_abs(vr + m, root, n), buf, bytes);
     s.end_round();
+    return WEFT_SUCCESS;
 }
 
 // van de Geijn: a binomial scatter of n chunks, then a ring allgather of the chunks.
-int coll_bcast_scatter_allgather(coll_sched &s, char *buf, size_t bytes, int root) {
+int coll_bcast_scatter_allgather(coll_sched &s, const coll_args &a) {
+    char *buf = a.out;
+    size_t bytes = a.bytes;
+    int root = a.root;
     int n = s.c->size, vr = to_rel(s.c->rank, root, n);
     size_t chunk = (bytes + static_cast<size_t>(n) - 1) / static_cast<size_t>(n);
     auto off = [&](int i) { return std::min(static_cast<size_t>(i) * chunk, bytes); };  // i in relative ranks
@@ -68,7 +76,11 @@ int coll_bcast_scatter_allgather(coll_sched &s, char *buf, size_t bytes, int roo
     return WEFT_SUCCESS;
 }
 
-int coll_reduce_binomial(coll_sched &s, const char *in, char *out, size_t count, size_t elem, int root) {
+int coll_reduce_binomial(coll_sched &s, const coll_args &a) {
+    const char *in = a.in;
+    char *out = a.out;
+    size_t count = a.count, elem = a.elem;
+    int root = a.root;
     int n = s.c->size, me = s.c->rank;
     size_t bytes = count * elem;
     bool commute = s.op.commutative;
@@ -107,7 +119,11 @@ int coll_reduce_binomial(coll_sched &s, const char *in, char *out, size_t count,
     return WEFT_SUCCESS;
 }
 
-int coll_reduce_linear(coll_sched &s, const char *in, char *out, size_t count, size_t elem, int root) {
+int coll_reduce_linear(coll_sched &s, const coll_args &a) {
+    const char *in = a.in;
+    char *out = a.out;
+    size_t count = a.count, elem = a.elem;
+    int root = a.root;
     int n = s.c->size, me = s.c->rank;
     size_t bytes = count * elem;
     if (me != root) {
@@ -128,7 +144,11 @@ int coll_reduce_linear(coll_sched &s, const char *in, char *out, size_t count, s
 }
 
 // Each interior node collects its subtree's blocks (relative order) and sends them up.
-int coll_gather_binomial(coll_sched &s, const char *own, char *out, size_t block, int root) {
+int coll_gather_binomial(coll_sched &s, const coll_args &a) {
+    const char *own = a.in;
+    char *out = a.out;
+    size_t block = a.bytes;
+    int root = a.root;
     int n = s.c->size, me = s.c->rank, vr = to_rel(me, root, n);
     int sub = subtree(vr, n);
     bool direct = vr == 0 && root == 0;  // relative order is absolute order
@@ -154,21 +174,30 @@ int coll_gather_binomial(coll_sched &s, const char *own, char *out, size_t block
     return WEFT_SUCCESS;
 }
 
-void coll_gather_linear(coll_sched &s, const char *own, size_t own_bytes, char *out, const size_t *bytes,
-                        const size_t *offsets, int root) {
+int coll_gather_linear(coll_sched &s, const coll_args &a) {
+    const char *own = a.in;
+    char *out = a.out;
+    size_t own_bytes = a.bytes;
+    const size_t *bytes = a.blocks, *offsets = a.offsets;
+    int root = a.root;
     int n = s.c->size, me = s.c->rank;
     if (me != root) {
         s.send(root, own, own_bytes);
         s.end_round();
-        return;
+        return WEFT_SUCCESS;
     }
     for (int r = 0; r < n; ++r)
         if (r != me) s.recv(r, out + offsets[r], bytes[r]);
     s.copy(own, out + offsets[me], own_bytes);
     s.end_round();
+    return WEFT_SUCCESS;
 }
 
-int coll_scatter_binomial(coll_sched &s, const char *in, char *own, size_t block, int root) {
+int coll_scatter_binomial(coll_sched &s, const coll_args &a) {
+    const char *in = a.in;
+    char *own = a.out;
+    size_t block = a.bytes;
+    int root = a.root;
     int n = s.c->size, me = s.c->rank, vr = to_rel(me, root, n);
     int sub = subtree(vr, n);
     int top = 1;
@@ -203,18 +232,23 @@ int coll_scatter_binomial(coll_sched &s, const char *in, char *own, size_t block
     return WEFT_SUCCESS;
 }
 
-void coll_scatter_linear(coll_sched &s, const char *in, const size_t *bytes, const size_t *offsets, char *own,
-                         size_t own_bytes, int root) {
+int coll_scatter_linear(coll_sched &s, const coll_args &a) {
+    const char *in = a.in;
+    char *own = a.out;
+    size_t own_bytes = a.bytes;
+    const size_t *bytes = a.blocks, *offsets = a.offsets;
+    int root = a.root;
     int n = s.c->size, me = s.c->rank;
     if (me != root) {
         s.recv(root, own, own_bytes);
         s.end_round();
-        return;
+        return WEFT_SUCCESS;
     }
     for (int r = 0; r < n; ++r)
         if (r != me) s.send(r, in + offsets[r], bytes[r]);
     if (own != nullptr) s.copy(in + offsets[me], own, own_bytes);
     s.end_round();
+    return WEFT_SUCCESS;
 }
 
 }  // namespace weft

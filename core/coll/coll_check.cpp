@@ -12,14 +12,10 @@ bool g_coll_check = false;
 
 namespace {
 
-// "weft_bcast" from "WEFT_COLL_BCAST".
+// "weft_bcast".
 std::string kind_name(uint32_t kind) {
     if (kind >= static_cast<uint32_t>(coll_kind::count_)) return "collective " + std::to_string(kind);
-    std::string v = coll_algorithm_table(static_cast<coll_kind>(kind)).variable;
-    const std::string prefix = "WEFT_COLL_";
-    if (v.compare(0, prefix.size(), prefix) == 0) v.erase(0, prefix.size());
-    for (char &ch : v) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
-    return "weft_" + v;
+    return std::string("weft_") + coll_kind_name(static_cast<coll_kind>(kind));
 }
 
 std::string describe(int rank, const coll_check_record &r) {

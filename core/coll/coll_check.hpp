@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "comm/comm.hpp"
-#include "coll/coll_select.hpp"
+#include "coll/coll_registry.hpp"
 
 namespace weft {
 

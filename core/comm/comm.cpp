@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "base/error.hpp"
+#include "base/finalize_hooks.hpp"
 #include "base/handle.hpp"
 #include "transport/runtime.hpp"
 #include "comm/stream.hpp"
@@ -37,6 +38,8 @@ std::shared_ptr<comm> comm_make_conventional(uint16_t context_id, int rank, std:
 }
 
 int comm_init_predefined() {
+    finalize_hook_add(comm_finalize_all, finalize_prio_comms);
+    finalize_hook_add(stream_finalize_all, finalize_prio_streams);
     runtime &r = rt();
     std::vector<int> all(static_cast<size_t>(r.world_size));
     std::iota(all.begin(), all.end(), 0);

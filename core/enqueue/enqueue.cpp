@@ -3,6 +3,7 @@
 // queue's waits in order.  It never calls into a runtime in a way that can block: appends and
 // frees of pinned memory happen on user threads.
 #include "enqueue/enqueue.hpp"
+#include "base/finalize_hooks.hpp"
 
 #include <sched.h>
 #include <sys/prctl.h>
@@ -233,6 +234,7 @@ void enqueue_install() {
     g_stream_queue_hooks.attach = enqueue_register;
     g_stream_queue_hooks.detach = enqueue_unregister;
     g_stream_queue_hooks.retire = enqueue_flush;
+    finalize_hook_add(enqueue_finalize, finalize_prio_enqueue);
 }
 
 int enqueue_register(stream &s) {

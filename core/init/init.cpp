@@ -13,13 +13,11 @@
 
 #include "coll/coll_check.hpp"
 #include "comm/comm.hpp"
-#include "comm/stream.hpp"
 #include "enqueue/enqueue.hpp"
 #include "base/error.hpp"
+#include "base/finalize_hooks.hpp"
 #include "base/info.hpp"
 #include "transport/liveness.hpp"
-#include "base/op.hpp"
-#include "pgas/pgas.hpp"
 
 namespace weft {
 
@@ -129,14 +127,9 @@ int shutdown(runtime &r, shutdown_kind kind) {
     auto keep_first = [&rc](int code) {
         if (rc == WEFT_SUCCESS) rc = code;
     };
-    if (finalize) {
-        enqueue_finalize();
-        stream_finalize_all();
-        queue_plugins_finalize();
-    }
-    // Contexts the program did not free: withdraw their receives while the endpoints exist
-    // (progress threads, which run handlers, are stopped by now).
-    pgas_finalize_all();
+    // Layers above the endpoints (enqueue thread, streams, GPU runtimes, PGAS contexts) finish
+    // while the endpoints exist; contexts the program did not free withdraw their receives.
+    finalize_hooks_run(finalize_prio_endpoints);
     if (finalize) {
         keep_first(r.boot->fence());
         // Flushing a connection needs its peer to progress the endpoint at the far end, and
@@ -160,8 +153,7 @@ int shutdown(runtime &r, shutdown_kind kind) {
     for (auto &v : r.vcis)
         if (v) vci_close(*v);
     r.vcis.clear();
-    comm_finalize_all();
-    op_finalize_all();
+    finalize_hooks_run();  // communicators and ops
     if (r.fabric.fabric != nullptr) r.fabric.plugin.fabric_ops.finalize(r.fabric.fabric);
     r.fabric = fabric_open{};
     if (r.boot) keep_first(r.boot->finalize());

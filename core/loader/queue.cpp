@@ -13,6 +13,7 @@
 #include "base/error.hpp"
 #include "base/hex.hpp"
 #include "loader/plugin_host.hpp"
+#include "base/finalize_hooks.hpp"
 #include "weft/weft.h"
 
 namespace weft {
@@ -107,6 +108,7 @@ queue_plugin *open_plugin(const plugin_file &f) {
     }
     r.failed.erase(name);
     log(WEFT_LOG_INFO, "queue plugin %s %s opened (%s)", name.c_str(), p->plugin.desc->version, f.path.c_str());
+    finalize_hook_add(queue_plugins_finalize, finalize_prio_queue_plugins);
     return (r.open[name] = std::move(p)).get();
 }
 

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "base/error.hpp"
+#include "base/finalize_hooks.hpp"
 #include "base/handle.hpp"
 #include "base/info.hpp"
 #include "base/match.hpp"
@@ -454,6 +455,7 @@ extern "C" int weft_pgas_create(weft_comm handle, size_t segment_size, weft_info
     {
         std::lock_guard lock(g_ctx_mutex);
         g_contexts.push_back(x);
+        finalize_hook_add(pgas_finalize_all, finalize_prio_pgas);
     }
     // Every kernel's receives are posted before anyone sends (fewer unexpected messages).
     if ((rc = weft_barrier(x->dup)) != WEFT_SUCCESS) return rc;

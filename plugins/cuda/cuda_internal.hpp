@@ -105,7 +105,7 @@ inline bool cuda_serial_ge(uint32_t a, uint32_t b)
 const char *cuda_error_text(CUresult r, char *buf, size_t len);
 int cuda_result_to_plugin(CUresult r);
 /* Logs "<queue>: <call>: <error>" as a warning and returns the plugin code for r. */
-int cuda_queue_fail(const weft_queue *q, const char *call, CUresult r);
+int cuda_call_failed(const weft_queue *q, const char *call, CUresult r);
 
 /* cuda_queue.cpp */
 int cuda_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,

@@ -15,7 +15,7 @@ int cuda_queue_append_copy(weft_queue_t *q, void *dst, const void *src, size_t b
     if (r == CUDA_SUCCESS)
         r = cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
                           bytes, q->stream);
-    return r == CUDA_SUCCESS ? WEFT_PLUGIN_OK : cuda_queue_fail(q, "cuMemcpyAsync", r);
+    return r == CUDA_SUCCESS ? WEFT_PLUGIN_OK : cuda_call_failed(q, "cuMemcpyAsync", r);
 }
 
 int cuda_queue_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind)
@@ -39,7 +39,7 @@ int cuda_queue_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind)
     if (r == CUDA_ERROR_INVALID_VALUE)
         return WEFT_PLUGIN_OK; /* not a CUDA pointer: plain host memory */
     if (r != CUDA_SUCCESS)
-        return cuda_queue_fail(q, "cuPointerGetAttributes", r);
+        return cuda_call_failed(q, "cuPointerGetAttributes", r);
     if (managed)
         *kind = WEFT_MEM_MANAGED;
     else if (type == CU_MEMORYTYPE_HOST)
@@ -60,7 +60,7 @@ int cuda_queue_host_alloc(weft_queue_t *q, size_t bytes, void **ptr)
     /* Portable: pinned for every context, not only the stream's. */
     if (r == CUDA_SUCCESS)
         r = cuMemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
-    return r == CUDA_SUCCESS ? WEFT_PLUGIN_OK : cuda_queue_fail(q, "cuMemHostAlloc", r);
+    return r == CUDA_SUCCESS ? WEFT_PLUGIN_OK : cuda_call_failed(q, "cuMemHostAlloc", r);
 }
 
 int cuda_queue_host_free(weft_queue_t *q, void *ptr)
@@ -73,5 +73,5 @@ int cuda_queue_host_free(weft_queue_t *q, void *ptr)
     CUresult r = scope.status;
     if (r == CUDA_SUCCESS)
         r = cuMemFreeHost(ptr);
-    return r == CUDA_SUCCESS ? WEFT_PLUGIN_OK : cuda_queue_fail(q, "cuMemFreeHost", r);
+    return r == CUDA_SUCCESS ? WEFT_PLUGIN_OK : cuda_call_failed(q, "cuMemFreeHost", r);
 }

@@ -82,21 +82,21 @@ int cuda_runtime_finalize(weft_queue_runtime_t *rt)
 const char *const cuda_types[] = {"cudaStream_t", "CUstream", nullptr};
 
 const weft_queue_ops_v1_t cuda_ops = {
-    cuda_types,
-    cuda_runtime_init,
-    cuda_runtime_finalize,
-    cuda_queue_attach,
-    cuda_queue_detach,
-    cuda_queue_append_signal,
-    cuda_queue_append_wait,
-    cuda_queue_append_copy,
-    cuda_queue_reached,
-    cuda_queue_release,
-    cuda_queue_mem_kind,
-    cuda_queue_host_alloc,
-    cuda_queue_host_free,
-    cuda_queue_create,
-    cuda_queue_destroy,
+    .types = cuda_types,
+    .init = cuda_runtime_init,
+    .finalize = cuda_runtime_finalize,
+    .attach = cuda_queue_attach,
+    .detach = cuda_queue_detach,
+    .append_signal = cuda_queue_append_signal,
+    .append_wait = cuda_queue_append_wait,
+    .append_copy = cuda_queue_append_copy,
+    .reached = cuda_queue_reached,
+    .release = cuda_queue_release,
+    .mem_kind = cuda_queue_mem_kind,
+    .host_alloc = cuda_queue_host_alloc,
+    .host_free = cuda_queue_host_free,
+    .queue_create = cuda_queue_create,
+    .queue_destroy = cuda_queue_destroy,
 };
 
 } // namespace
@@ -142,7 +142,7 @@ int cuda_result_to_plugin(CUresult r)
     }
 }
 
-int cuda_queue_fail(const weft_queue *q, const char *call, CUresult r)
+int cuda_call_failed(const weft_queue *q, const char *call, CUresult r)
 {
     char err[160];
     cuda_log(q->rt, WEFT_LOG_WARN, "%s: %s: %s", q->name, call,

@@ -70,7 +70,7 @@ int cuda_hostfn_append(weft_queue *q, CUhostFn fn, uint32_t value, const char *w
         /* Not queued: the queue's own reference keeps the state, this one cannot be last. */
         delete rec;
         q->hf->refs.fetch_sub(1, std::memory_order_relaxed);
-        return cuda_queue_fail(q, what, r);
+        return cuda_call_failed(q, what, r);
     }
     return WEFT_PLUGIN_OK;
 }
@@ -113,7 +113,7 @@ int cuda_queue_append_signal(weft_queue_t *q, uint32_t value)
         if (r == CUDA_SUCCESS)
             r = cuStreamWriteValue32(q->stream, q->reached_dev, value,
                                      CU_STREAM_WRITE_VALUE_DEFAULT);
-        rc = r == CUDA_SUCCESS ? WEFT_PLUGIN_OK : cuda_queue_fail(q, "cuStreamWriteValue32", r);
+        rc = r == CUDA_SUCCESS ? WEFT_PLUGIN_OK : cuda_call_failed(q, "cuStreamWriteValue32", r);
     }
     if (rc == WEFT_PLUGIN_OK)
         q->last_was_wait = 0;
@@ -132,7 +132,7 @@ int cuda_queue_append_wait(weft_queue_t *q, uint32_t value)
         CUresult r = scope.status;
         if (r == CUDA_SUCCESS)
             r = cuStreamWaitValue32(q->stream, q->released_dev, value, CU_STREAM_WAIT_VALUE_GEQ);
-        rc = r == CUDA_SUCCESS ? WEFT_PLUGIN_OK : cuda_queue_fail(q, "cuStreamWaitValue32", r);
+        rc = r == CUDA_SUCCESS ? WEFT_PLUGIN_OK : cuda_call_failed(q, "cuStreamWaitValue32", r);
     }
     if (rc == WEFT_PLUGIN_OK) {
         q->last_was_wait = 1;

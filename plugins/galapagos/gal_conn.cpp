@@ -167,11 +167,8 @@ void send_done(gal_op *op, int status)
 /* Fails every queued send (caller holds c->send_lock). */
 void fail_queue(gal_conn *c)
 {
-    while (gal_op *op = c->sq_head) {
-        c->sq_head = op->next;
-        send_done(op, WEFT_PLUGIN_ERR_PEER_FAILED);
-    }
-    c->sq_tail = nullptr;
+    while (weft_kit_link_t *l = weft_kit_queue_pop(&c->sq))
+        send_done(gal_op_of(l), WEFT_PLUGIN_ERR_PEER_FAILED);
     c->sq_len = 0;
 }
 
@@ -269,7 +266,7 @@ gal_conn *gal_conn_new(int fd, uint64_t peer_node)
     c->fd = fd;
     c->peer_node = peer_node;
     c->dead.store(false);
-    c->sq_head = c->sq_tail = nullptr;
+    weft_kit_queue_init(&c->sq);
     c->sq_len = 0;
     c->rlen = 0;
     c->rx = gal_rx{};
@@ -291,7 +288,7 @@ int gal_conn_send(weft_fabric *f, gal_conn *c, gal_op *op)
     std::lock_guard<std::mutex> g(c->send_lock);
     if (c->dead.load(std::memory_order_acquire))
         return WEFT_PLUGIN_ERR_PEER_FAILED;
-    if (!c->sq_head) {
+    if (weft_kit_queue_empty(&c->sq)) {
         int rc = write_some(c, op);
         if (rc == 1)
             return 1;
@@ -301,7 +298,7 @@ int gal_conn_send(weft_fabric *f, gal_conn *c, gal_op *op)
         return WEFT_PLUGIN_ERR_AGAIN; /* bounded: the caller progresses and retries */
     }
     op->state = OP_QUEUED;
-    fifo_push(c->sq_head, c->sq_tail, op);
+    weft_kit_queue_push(&c->sq, &op->link);
     if (c->sq_len++ == 0)
         gal_conn_want_write(f, c, true); /* wake waiting threads when the socket drains */
     return 0;
@@ -314,7 +311,8 @@ void gal_conn_flush(weft_fabric *f, gal_conn *c)
     std::unique_lock<std::mutex> g(c->send_lock, std::try_to_lock);
     if (!g.owns_lock())
         return; /* another thread is writing to it */
-    while (gal_op *op = c->sq_head) {
+    while (weft_kit_link_t *first = c->sq.first) {
+        gal_op *op = gal_op_of(first);
         int rc = write_some(c, op);
         if (rc == 0)
             return;
@@ -323,9 +321,7 @@ void gal_conn_flush(weft_fabric *f, gal_conn *c)
             gal_conn_fail(f, c, "write failed", false);
             return;
         }
-        c->sq_head = op->next;
-        if (!c->sq_head)
-            c->sq_tail = nullptr;
+        weft_kit_queue_pop(&c->sq);
         if (--c->sq_len == 0)
             gal_conn_want_write(f, c, false);
         send_done(op, WEFT_PLUGIN_OK);

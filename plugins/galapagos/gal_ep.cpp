@@ -17,29 +17,18 @@ namespace {
 
 constexpr auto flush_timeout = std::chrono::seconds(10);
 
-void peer_unlink(weft_fabric_ep *ep, weft_fabric_peer *p)
-{
-    if (p->prev)
-        p->prev->next = p->next;
-    else
-        ep->peers = p->next;
-    if (p->next)
-        p->next->prev = p->prev;
-}
-
 /* Delivers what is on ep's done list; returns how many. */
 int deliver(weft_fabric_ep *ep)
 {
-    gal_op *list;
+    weft_kit_link_t *list;
     {
         std::lock_guard<std::mutex> g(ep->lock);
-        list = ep->done_head;
-        ep->done_head = ep->done_tail = nullptr;
+        list = weft_kit_queue_take(&ep->done);
     }
     int n = 0;
     while (list) {
-        gal_op *op = list;
-        list = op->next;
+        gal_op *op = gal_op_of(list);
+        list = list->next;
         weft_fabric_completion_t c{op->status, op->kind == GAL_OP_RECV ? op->msg_tag : op->tag,
                                    op->length};
         void *context = op->context;
@@ -85,7 +74,7 @@ void gal_ep_wake_locked(weft_fabric_ep *ep)
 
 int gal_ep_open(weft_fabric_t *f, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **out)
 {
-    if (!f || !attr || !out || !attr->complete)
+    if (!f || !out || !weft_kit_ep_attr_valid(attr))
         return WEFT_PLUGIN_ERR_INVALID;
     auto *ep = new (std::nothrow) weft_fabric_ep;
     if (!ep)
@@ -93,12 +82,12 @@ int gal_ep_open(weft_fabric_t *f, const weft_fabric_ep_attr_t *attr, weft_fabric
     ep->fabric = f;
     ep->serial = attr->serial;
     ep->complete = attr->complete;
-    ep->posted_head = ep->posted_tail = nullptr;
-    ep->unexp_head = ep->unexp_tail = nullptr;
-    ep->done_head = ep->done_tail = nullptr;
+    weft_kit_list_init(&ep->posted);
+    weft_kit_list_init(&ep->unexp);
+    weft_kit_queue_init(&ep->done);
     ep->free_ops = nullptr;
     ep->chunks = nullptr;
-    ep->peers = nullptr;
+    weft_kit_list_init(&ep->peers);
     ep->armed = false;
     ep->closing = false;
     ep->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -164,13 +153,11 @@ int gal_ep_close(weft_fabric_ep_t *ep)
             bool busy = false;
             {
                 std::lock_guard<std::mutex> g(c->send_lock);
-                gal_op **pp = &c->sq_head;
-                gal_op *prev = nullptr;
-                while (gal_op *op = *pp) {
+                /* Takes the queue and puts back, in order, what is not canceled. */
+                for (weft_kit_link_t *l = weft_kit_queue_take(&c->sq), *next; l; l = next) {
+                    next = l->next;
+                    gal_op *op = gal_op_of(l);
                     if (op->ep == ep && op->done_bytes == 0) {
-                        *pp = op->next;
-                        if (c->sq_tail == op)
-                            c->sq_tail = prev;
                         --c->sq_len;
                         std::lock_guard<std::mutex> h(ep->lock);
                         op->status = WEFT_PLUGIN_ERR_CANCELED;
@@ -178,8 +165,7 @@ int gal_ep_close(weft_fabric_ep_t *ep)
                         continue;
                     }
                     busy |= op->ep == ep;
-                    prev = op;
-                    pp = &op->next;
+                    weft_kit_queue_push(&c->sq, l);
                 }
             }
             if (!busy || c->dead.load() || std::chrono::steady_clock::now() > deadline) {
@@ -194,27 +180,25 @@ int gal_ep_close(weft_fabric_ep_t *ep)
     }
     {
         std::lock_guard<std::mutex> g(ep->lock);
-        while (gal_op *op = ep->posted_head) {
-            ep->posted_head = op->next;
+        WEFT_KIT_LIST_FOREACH(it, &ep->posted) {
+            gal_op *op = gal_op_of(it);
+            weft_kit_list_unlink(it);
             op->status = WEFT_PLUGIN_ERR_CANCELED;
             op->length = 0;
             op->msg_tag = op->tag;
             gal_done_push(ep, op);
         }
-        ep->posted_tail = nullptr;
     }
     deliver(ep);
     /* Messages a reader is still filling for this endpoint keep their buffers until the
      * reader finishes (the slot is empty, so no new ones begin); queued ones go now. */
-    while (gal_unexp *u = ep->unexp_head) {
-        ep->unexp_head = u->next;
+    WEFT_KIT_LIST_FOREACH(it, &ep->unexp) {
+        gal_unexp *u = gal_unexp_of(it);
         std::free(u->data);
         std::free(u);
     }
-    while (weft_fabric_peer *p = ep->peers) {
-        ep->peers = p->next;
-        delete p;
-    }
+    WEFT_KIT_LIST_FOREACH(it, &ep->peers)
+        delete WEFT_KIT_CONTAINER_OF(it, weft_fabric_peer, link);
     while (gal_op_chunk *ch = ep->chunks) {
         ep->chunks = ch->next;
         delete ch;
@@ -249,14 +233,23 @@ int gal_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
 {
     if (!ep || !address || !out)
         return WEFT_PLUGIN_ERR_INVALID;
+    /* The kit checks the header (word 0 of gal_wire.hpp's address: magic, version, and the
+     * slot as its info) and the length, and says what is wrong; address_decode the rest. */
+    char why[256];
+    if (!weft_kit_addr_read(&gal_address_format, address, len, nullptr, nullptr, why,
+                            sizeof why)) {
+        gal_log(ep->fabric, WEFT_LOG_ERROR, "ep_connect: %s", why);
+        return WEFT_PLUGIN_ERR_UNREACHABLE;
+    }
+    gal::address a;
+    if (!gal::address_decode(static_cast<const uint8_t *>(address), len, a)) {
+        gal_log(ep->fabric, WEFT_LOG_ERROR, "ep_connect: a galapagos address with reserved bits "
+                "set, or without a port or node id");
+        return WEFT_PLUGIN_ERR_UNREACHABLE;
+    }
     auto *p = new (std::nothrow) weft_fabric_peer{};
     if (!p)
         return WEFT_PLUGIN_ERR_NOMEM;
-    gal::address a;
-    if (!gal::address_decode(static_cast<const uint8_t *>(address), len, a)) {
-        delete p;
-        return WEFT_PLUGIN_ERR_UNREACHABLE;
-    }
     p->slot = a.slot;
     p->port = a.port;
     p->ipv4 = a.ipv4;
@@ -264,11 +257,7 @@ int gal_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
     p->token = a.token;
     p->local = p->node_id == ep->fabric->node_id && !ep->fabric->force_tcp;
     std::lock_guard<std::mutex> g(ep->lock);
-    p->prev = nullptr;
-    p->next = ep->peers;
-    if (ep->peers)
-        ep->peers->prev = p;
-    ep->peers = p;
+    weft_kit_list_push_front(&ep->peers, &p->link);
     *out = p;
     return WEFT_PLUGIN_OK;
 }
@@ -298,10 +287,10 @@ int gal_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *p)
     }
     std::lock_guard<std::mutex> g(ep->lock);
     /* Completed sends that still name the peer must not touch it later. */
-    for (gal_op *op = ep->done_head; op; op = op->next)
-        if (op->peer == p)
-            op->peer = nullptr;
-    peer_unlink(ep, p);
+    for (weft_kit_link_t *l = ep->done.first; l; l = l->next)
+        if (gal_op_of(l)->peer == p)
+            gal_op_of(l)->peer = nullptr;
+    weft_kit_list_unlink(&p->link);
     delete p;
     return rc;
 }
@@ -408,7 +397,7 @@ int gal_ep_arm(weft_fabric_ep_t *ep)
     if (epoll_wait(ep->fabric->epoll_fd, &ev, 1, 0) > 0)
         return WEFT_PLUGIN_ERR_AGAIN; /* a connection has bytes (or room) to handle now */
     std::lock_guard<std::mutex> g(ep->lock);
-    if (ep->done_head)
+    if (!weft_kit_queue_empty(&ep->done))
         return WEFT_PLUGIN_ERR_AGAIN;
     ep->armed = true;
     return WEFT_PLUGIN_OK;

@@ -32,8 +32,6 @@ namespace {
 
 constexpr int handshake_timeout_ms = 5000;
 
-#define set_why(why, why_len, ...) (void)weft_plugin_whyf(why, why_len, 0, __VA_ARGS__)
-
 uint64_t random_u64()
 {
     uint64_t v = 0;
@@ -49,7 +47,7 @@ bool pick_address(uint32_t *ipv4, char *why, size_t why_len)
     if (const char *a = getenv("WEFT_GALAPAGOS_ADDR"); a && *a) {
         in_addr in{};
         if (inet_pton(AF_INET, a, &in) != 1) {
-            set_why(why, why_len, "WEFT_GALAPAGOS_ADDR='%s' is not an IPv4 address", a);
+            weft_kit_whyf(why, why_len, 0, "WEFT_GALAPAGOS_ADDR='%s' is not an IPv4 address", a);
             return false;
         }
         *ipv4 = in.s_addr;
@@ -60,7 +58,7 @@ bool pick_address(uint32_t *ipv4, char *why, size_t why_len)
         iface = nullptr;
     ifaddrs *list = nullptr;
     if (getifaddrs(&list) != 0) {
-        set_why(why, why_len, "getifaddrs failed: %s", strerror(errno));
+        weft_kit_whyf(why, why_len, 0, "getifaddrs failed: %s", strerror(errno));
         return false;
     }
     bool found = false;
@@ -74,7 +72,8 @@ bool pick_address(uint32_t *ipv4, char *why, size_t why_len)
     }
     freeifaddrs(list);
     if (!found && iface) {
-        set_why(why, why_len, "WEFT_GALAPAGOS_IFACE='%s' has no IPv4 address that is up", iface);
+        weft_kit_whyf(why, why_len, 0, "WEFT_GALAPAGOS_IFACE='%s' has no IPv4 address that is up",
+                      iface);
         return false;
     }
     if (!found)
@@ -232,11 +231,12 @@ int fail_init(weft_fabric *f, int rc)
 
 int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, size_t why_len)
 {
-    if (!fabric)
-        return WEFT_PLUGIN_ERR_INVALID;
+    int rc = weft_kit_fabric_init_begin(GAL_PLUGIN_NAME, fabric, &host, why, why_len);
+    if (rc != WEFT_PLUGIN_OK)
+        return rc;
     auto *f = new (std::nothrow) weft_fabric;
     if (!f)
-        return WEFT_PLUGIN_ERR_NOMEM;
+        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_NOMEM, "galapagos: out of memory");
     f->host = host;
     f->listen_fd = f->stop_fd = f->epoll_fd = -1;
     f->ipv4 = 0;
@@ -254,7 +254,7 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
      * (peers learn it from our addresses, which the bootstrap distributes). */
     const char *token = getenv("WEFT_GALAPAGOS_TOKEN");
     if (!token || !*token)
-        token = host && host->hint ? host->hint(host->hint_ctx, "weft_job_token") : nullptr;
+        token = weft_kit_host_hint(host, "weft_job_token");
     if (!token || !*token)
         token = getenv("WEFT_JOB_TOKEN");
     f->token = token && *token ? gal::token_from_text(token) : random_u64();
@@ -270,7 +270,7 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
         char *end = nullptr;
         long v = strtol(p, &end, 10);
         if (*end || v < 0 || v > 65535) {
-            set_why(why, why_len, "WEFT_GALAPAGOS_PORT='%s' is not a port number", p);
+            weft_kit_whyf(why, why_len, 0, "WEFT_GALAPAGOS_PORT='%s' is not a port number", p);
             return fail_init(f, WEFT_PLUGIN_ERR_INVALID);
         }
         port = uint16_t(v);
@@ -279,7 +279,7 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
     f->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     f->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     if (f->listen_fd < 0 || f->stop_fd < 0 || f->epoll_fd < 0) {
-        set_why(why, why_len, "socket/eventfd/epoll: %s", strerror(errno));
+        weft_kit_whyf(why, why_len, 0, "socket/eventfd/epoll: %s", strerror(errno));
         return fail_init(f, WEFT_PLUGIN_ERR_OTHER);
     }
     int one = 1;
@@ -292,8 +292,8 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
         listen(f->listen_fd, 128) != 0) {
         char ip[INET_ADDRSTRLEN] = "?";
         inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
-        set_why(why, why_len, "cannot listen on %s:%u: %s (set WEFT_GALAPAGOS_ADDR or "
-                "WEFT_GALAPAGOS_PORT)", ip, unsigned(port), strerror(errno));
+        weft_kit_whyf(why, why_len, 0, "cannot listen on %s:%u: %s (set WEFT_GALAPAGOS_ADDR or "
+                      "WEFT_GALAPAGOS_PORT)", ip, unsigned(port), strerror(errno));
         return fail_init(f, WEFT_PLUGIN_ERR_UNREACHABLE);
     }
     socklen_t sl = sizeof sa;
@@ -302,7 +302,7 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
     try {
         f->listener = std::thread(listener_main, f);
     } catch (...) {
-        set_why(why, why_len, "cannot start the listener thread");
+        weft_kit_whyf(why, why_len, 0, "cannot start the listener thread");
         return fail_init(f, WEFT_PLUGIN_ERR_OTHER);
     }
     *fabric = f;
@@ -332,19 +332,17 @@ int gal_finalize(weft_fabric_t *f)
 
 int gal_query(weft_fabric_t *f, weft_fabric_caps_t *caps)
 {
-    if (!f || !caps || caps->struct_size < sizeof caps->struct_size)
+    if (!f)
         return WEFT_PLUGIN_ERR_INVALID;
     weft_fabric_caps_t all{};
-    all.struct_size = caps->struct_size;
     all.flags = WEFT_FABRIC_CAP_THREAD_SAFE | WEFT_FABRIC_CAP_WAIT_FD;
     all.max_message_size = SIZE_MAX / 2;
     all.inject_size = 0;
     all.eager_size = SIZE_MAX / 2; /* no rendezvous: the receiver buffers what is unexpected */
     all.max_address_size = gal::address_bytes;
     all.context_space = 0; /* per-operation state (gal_op) comes from the endpoint's free list */
-    /* An older core passes a shorter struct: write nothing past its struct_size. */
-    memcpy(caps, &all, caps->struct_size < sizeof all ? caps->struct_size : sizeof all);
-    return WEFT_PLUGIN_OK;
+    /* An older core passes a shorter struct: nothing past its struct_size is written. */
+    return weft_kit_caps_write(caps, &all);
 }
 
 gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, uint64_t token,
@@ -447,22 +445,33 @@ int gal_stats(weft_fabric_t *f, weft_fabric_stats_t *out)
     return WEFT_PLUGIN_OK;
 }
 
+/* Every operation by name, in the order of weft_fabric_ops_v1_t; NULL: not supported. */
 const weft_fabric_ops_v1_t gal_ops = {
-    gal_init,         gal_finalize,   gal_query,      gal_ep_open,   gal_ep_close,
-    gal_ep_address,   gal_ep_connect, gal_ep_disconnect, gal_tag_send, gal_tag_recv,
-    gal_tag_probe,    gal_tag_cancel, gal_ep_progress, gal_ep_wait_fd, gal_ep_arm,
-    gal_kernel_table, gal_kernel_bind, gal_kernel_unbind, gal_kernel_send,
-    gal_ep_peer_failed,
-    gal_stats,
-    nullptr, /* tag_send_now: not provided (optional); the core sends through tag_send */
+    .init = gal_init,
+    .finalize = gal_finalize,
+    .query = gal_query,
+    .ep_open = gal_ep_open,
+    .ep_close = gal_ep_close,
+    .ep_address = gal_ep_address,
+    .ep_connect = gal_ep_connect,
+    .ep_disconnect = gal_ep_disconnect,
+    .tag_send = gal_tag_send,
+    .tag_recv = gal_tag_recv,
+    .tag_probe = gal_tag_probe,
+    .cancel = gal_tag_cancel,
+    .ep_progress = gal_ep_progress,
+    .ep_wait_fd = gal_ep_wait_fd,
+    .ep_arm = gal_ep_arm,
+    .kernel_table = gal_kernel_table,
+    .kernel_bind = gal_kernel_bind,
+    .kernel_unbind = gal_kernel_unbind,
+    .kernel_send = gal_kernel_send,
+    .ep_peer_failed = gal_ep_peer_failed,
+    .stats = gal_stats,
+    .tag_send_now = nullptr, /* optional; the core sends through tag_send */
 };
 
 } // namespace
 
-extern "C" {
-__attribute__((visibility("default"))) extern const weft_plugin_v1_t weft_plugin_v1;
-const weft_plugin_v1_t weft_plugin_v1 = {
-    WEFT_PLUGIN_ABI_MAJOR,  WEFT_PLUGIN_ABI_MINOR, WEFT_PLUGIN_KIND_FABRIC, GAL_PLUGIN_NAME,
-    "1.0 (Galapagos packets over TCP)", 10, &gal_ops,
-};
-}
+WEFT_KIT_PLUGIN_DEFINE(WEFT_PLUGIN_KIND_FABRIC, GAL_PLUGIN_NAME, "1.0 (Galapagos packets over TCP)",
+                       10, &gal_ops);

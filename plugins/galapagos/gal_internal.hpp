@@ -1,4 +1,5 @@
-/* Internal structures of the Galapagos fabric plugin.  Only api/weft/plugin.h is visible.
+/* Internal structures of the Galapagos fabric plugin.  Only api/weft/plugin.h (with the plugin
+ * kit, api/weft/plugin_kit.h) is visible.
  *
  * One software node per process (the fabric) hosts up to 256 endpoints (slots).  Endpoints of
  * one node reach each other without the network: the sender matches straight into the
@@ -16,7 +17,7 @@
 #ifndef WEFT_GAL_INTERNAL_HPP
 #define WEFT_GAL_INTERNAL_HPP
 
-#include <weft/plugin.h>
+#include <weft/plugin_kit.h>
 
 #include <atomic>
 #include <cstddef>
@@ -51,7 +52,7 @@ enum gal_op_state : uint8_t { OP_FREE = 0, OP_POSTED, OP_MATCHED, OP_QUEUED, OP_
 struct gal_op {
     weft_fabric_ep *ep;        /* owner: its progress delivers the completion */
     void *context;
-    gal_op *prev, *next;       /* posted, done, free or a connection's send queue */
+    weft_kit_link_t link;      /* posted list, done queue, free chain or a connection's sends */
     gal_op_kind kind;
     uint8_t state;             /* gal_op_state */
     uint8_t dest_slot;         /* Weft messages: the receiving endpoint's slot */
@@ -68,9 +69,14 @@ struct gal_op {
     weft_fabric_peer *peer;    /* sends: the connection's user (disconnect flushes) */
 };
 
+inline gal_op *gal_op_of(weft_kit_link_t *link)
+{
+    return WEFT_KIT_CONTAINER_OF(link, gal_op, link);
+}
+
 /* A message that arrived before its receive (or is still arriving). */
 struct gal_unexp {
-    gal_unexp *next;
+    weft_kit_link_t link;      /* on its endpoint's unexpected list, in arrival order */
     uint64_t tag;
     size_t length;
     size_t arrived;            /* bytes in data so far */
@@ -81,6 +87,11 @@ struct gal_unexp {
                                 * the reader may free it, even when all bytes are in (an
                                 * empty message is whole before its reader is done) */
 };
+
+inline gal_unexp *gal_unexp_of(weft_kit_link_t *link)
+{
+    return WEFT_KIT_CONTAINER_OF(link, gal_unexp, link);
+}
 
 struct gal_op_chunk {
     gal_op_chunk *next;
@@ -98,7 +109,7 @@ struct weft_fabric_peer {
     std::atomic<gal_conn *> conn; /* remote peers: the connection sends use, once known */
     /* ep_peer_failed: the process is dead.  Sends fail at once and never reconnect. */
     std::atomic<bool> failed;
-    weft_fabric_peer *prev, *next;
+    weft_kit_link_t link;      /* on its endpoint's peers */
 };
 
 struct weft_fabric_ep {
@@ -107,12 +118,12 @@ struct weft_fabric_ep {
     int serial;
     weft_fabric_complete_fn complete;
     std::mutex lock;
-    gal_op *posted_head, *posted_tail;   /* receives in posting order */
-    gal_unexp *unexp_head, *unexp_tail;  /* messages in arrival order */
-    gal_op *done_head, *done_tail;       /* completions for the next progress */
-    gal_op *free_ops;
+    weft_kit_list_t posted;              /* receives in posting order (gal_op::link) */
+    weft_kit_list_t unexp;               /* messages in arrival order (gal_unexp::link) */
+    weft_kit_queue_t done;               /* completions for the next progress */
+    weft_kit_link_t *free_ops;           /* a chain through gal_op::link.next */
     gal_op_chunk *chunks;
-    weft_fabric_peer *peers;
+    weft_kit_list_t peers;               /* weft_fabric_peer::link */
     int event_fd;                        /* written when work arrives while armed */
     int wait_fd;                         /* epoll: event_fd + the node's epoll set */
     bool armed;
@@ -135,7 +146,7 @@ struct gal_conn {
     uint64_t peer_node;
     std::atomic<bool> dead;
     std::mutex send_lock;
-    gal_op *sq_head, *sq_tail; /* sends not yet fully written, in order */
+    weft_kit_queue_t sq;       /* sends not yet fully written, in order (gal_op::link) */
     size_t sq_len;
     std::mutex read_lock;
     uint8_t *rbuf;             /* partial packet carried between reads */
@@ -167,21 +178,20 @@ struct weft_fabric {
     gal_cluster_state *cluster;
 };
 
-/* Appends x to a singly linked FIFO (done lists, unexpected messages, send queues). */
-template <class T> inline void fifo_push(T *&head, T *&tail, T *x)
-{
-    x->next = nullptr;
-    if (tail)
-        tail->next = x;
-    else
-        head = x;
-    tail = x;
-}
+/* An endpoint's address (gal_wire.hpp, docs/galapagos-wire.md) as the kit's address header
+ * reads it: word 0 (magic "WGAL", version, slot) is the kit's 8-byte header with the slot as
+ * its info, and 32 bytes follow.  ep_connect checks it with weft_kit_addr_read. */
+constexpr weft_kit_addr_format_t gal_address_format = {
+    GAL_PLUGIN_NAME, gal::address_magic, gal::protocol_version,
+    gal::address_bytes - WEFT_KIT_ADDR_HEADER_SIZE, gal::address_bytes - WEFT_KIT_ADDR_HEADER_SIZE};
+static_assert(gal::address_magic == WEFT_KIT_MAGIC('W', 'G', 'A', 'L') &&
+                  gal::address_bytes > WEFT_KIT_ADDR_HEADER_SIZE,
+              "the galapagos address starts with the kit's header");
 
 /* ---- gal_fabric.cpp ---- */
 /* gal_log(f, level, fmt, ...): one line to Weft's log through the fabric's host. */
 #define gal_log(f, level, ...) \
-    weft_plugin_logf((f) ? (f)->host : nullptr, level, GAL_PLUGIN_NAME, __VA_ARGS__)
+    weft_kit_logf((f) ? (f)->host : nullptr, level, GAL_PLUGIN_NAME, __VA_ARGS__)
 /* The connection used to send to node (connecting and handshaking if there is none);
  * nullptr when the node cannot be reached. */
 gal_conn *gal_conn_for(weft_fabric *f, const weft_fabric_peer *peer);

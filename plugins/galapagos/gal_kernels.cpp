@@ -77,11 +77,12 @@ bool announce(weft_fabric *f, uint32_t kernel, char *why, size_t why_len)
                     break;
                 done += size_t(k);
             }
-            sent = done == sizeof packet && !c->sq_head;
+            sent = done == sizeof packet && weft_kit_queue_empty(&c->sq);
         }
         if (!sent) {
-            snprintf(why, why_len, "hardware node %d (%s:%u) of the cluster file cannot be reached",
-                     n.index, n.host.c_str(), unsigned(n.port));
+            weft_kit_whyf(why, why_len, 0,
+                          "hardware node %d (%s:%u) of the cluster file cannot be reached",
+                          n.index, n.host.c_str(), unsigned(n.port));
             return false;
         }
     }
@@ -97,17 +98,16 @@ bool gal_cluster_open(weft_fabric *f, char *why, size_t why_len)
         return true;
     auto *cs = new (std::nothrow) gal_cluster_state;
     if (!cs) {
-        snprintf(why, why_len, "out of memory reading the cluster file");
+        weft_kit_whyf(why, why_len, 0, "out of memory reading the cluster file");
         return false;
     }
     std::string err;
     if (!gal::cluster_load(path, cs->file, err)) {
-        snprintf(why, why_len, "WEFT_GALAPAGOS_CLUSTER: %s", err.c_str());
+        weft_kit_whyf(why, why_len, 0, "WEFT_GALAPAGOS_CLUSTER: %s", err.c_str());
         delete cs;
         return false;
     }
-    const char *rank = f->host && f->host->hint ? f->host->hint(f->host->hint_ctx, "weft_rank")
-                                                : nullptr;
+    const char *rank = weft_kit_host_hint(f->host, "weft_rank");
     cs->my_rank = rank ? atoi(rank) : 0;
     /* This process is the my_rank-th software node: listen where the file says, if it does. */
     const gal::cluster_node *me = nullptr;
@@ -115,14 +115,14 @@ bool gal_cluster_open(weft_fabric *f, char *why, size_t why_len)
         if (!n.hardware && cs->file.software_rank(n.index) == cs->my_rank)
             me = &n;
     if (!me) {
-        snprintf(why, why_len, "WEFT_GALAPAGOS_CLUSTER=%s has no software node for rank %d "
-                 "(the i-th \"sw\" node is rank i)", path, cs->my_rank);
+        weft_kit_whyf(why, why_len, 0, "WEFT_GALAPAGOS_CLUSTER=%s has no software node for rank "
+                      "%d (the i-th \"sw\" node is rank i)", path, cs->my_rank);
         delete cs;
         return false;
     }
     if (!parse_ipv4(me->host, &f->ipv4)) {
-        snprintf(why, why_len, "WEFT_GALAPAGOS_CLUSTER=%s: node %d: bad address %s", path,
-                 me->index, me->host.c_str());
+        weft_kit_whyf(why, why_len, 0, "WEFT_GALAPAGOS_CLUSTER=%s: node %d: bad address %s",
+                      path, me->index, me->host.c_str());
         delete cs;
         return false;
     }

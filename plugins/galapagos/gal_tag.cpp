@@ -12,34 +12,15 @@ namespace {
 /* An unexpected message's first buffer; it grows as more of the message arrives. */
 constexpr size_t unexp_first_bytes = 64 * 1024;
 
-bool matches(uint64_t msg_tag, uint64_t tag, uint64_t ignore)
+void posted_remove(gal_op *op)
 {
-    return ((msg_tag ^ tag) & ~ignore) == 0;
-}
-
-void posted_remove(weft_fabric_ep *ep, gal_op *op)
-{
-    if (op->prev)
-        op->prev->next = op->next;
-    else
-        ep->posted_head = op->next;
-    if (op->next)
-        op->next->prev = op->prev;
-    else
-        ep->posted_tail = op->prev;
-    op->prev = op->next = nullptr;
+    weft_kit_list_unlink(&op->link);
     op->state = OP_MATCHED;
 }
 
 void posted_append(weft_fabric_ep *ep, gal_op *op)
 {
-    op->next = nullptr;
-    op->prev = ep->posted_tail;
-    if (ep->posted_tail)
-        ep->posted_tail->next = op;
-    else
-        ep->posted_head = op;
-    ep->posted_tail = op;
+    weft_kit_list_push_back(&ep->posted, &op->link);
     op->state = OP_POSTED;
 }
 
@@ -60,29 +41,6 @@ void recv_copy(gal_op *op, size_t offset, const uint8_t *data, size_t n)
         std::memcpy(static_cast<uint8_t *>(op->buf) + offset, data, take);
 }
 
-/* Takes u, which follows prev (nullptr: u is the head), off ep's unexpected queue. */
-void unexp_remove(weft_fabric_ep *ep, gal_unexp *prev, gal_unexp *u)
-{
-    if (prev)
-        prev->next = u->next;
-    else
-        ep->unexp_head = u->next;
-    if (ep->unexp_tail == u)
-        ep->unexp_tail = prev;
-    u->next = nullptr;
-}
-
-void unexp_unlink(weft_fabric_ep *ep, gal_unexp *u)
-{
-    gal_unexp *prev = nullptr;
-    for (gal_unexp *x = ep->unexp_head; x; prev = x, x = x->next) {
-        if (x == u) {
-            unexp_remove(ep, prev, u);
-            return;
-        }
-    }
-}
-
 } // namespace
 
 gal_op *gal_op_get(weft_fabric_ep *ep)
@@ -94,12 +52,12 @@ gal_op *gal_op_get(weft_fabric_ep *ep)
         chunk->next = ep->chunks;
         ep->chunks = chunk;
         for (gal_op &op : chunk->ops) {
-            op.next = ep->free_ops;
-            ep->free_ops = &op;
+            op.link.next = ep->free_ops;
+            ep->free_ops = &op.link;
         }
     }
-    gal_op *op = ep->free_ops;
-    ep->free_ops = op->next;
+    gal_op *op = gal_op_of(ep->free_ops);
+    ep->free_ops = op->link.next;
     std::memset(static_cast<void *>(op), 0, sizeof *op);
     op->ep = ep;
     return op;
@@ -108,14 +66,14 @@ gal_op *gal_op_get(weft_fabric_ep *ep)
 void gal_op_put(weft_fabric_ep *ep, gal_op *op)
 {
     op->state = OP_FREE;
-    op->next = ep->free_ops;
-    ep->free_ops = op;
+    op->link.next = ep->free_ops;
+    ep->free_ops = &op->link;
 }
 
 void gal_done_push(weft_fabric_ep *ep, gal_op *op)
 {
     op->state = OP_DONE;
-    fifo_push(ep->done_head, ep->done_tail, op);
+    weft_kit_queue_push(&ep->done, &op->link);
     gal_ep_wake_locked(ep);
 }
 
@@ -127,9 +85,10 @@ void gal_deliver_begin_locked(weft_fabric_ep *ep, uint64_t tag, size_t length, g
     rx.arrived = 0;
     rx.recv = nullptr;
     rx.unexp = nullptr;
-    for (gal_op *op = ep->posted_head; op; op = op->next) {
-        if (matches(tag, op->tag, op->ignore)) {
-            posted_remove(ep, op);
+    WEFT_KIT_LIST_FOREACH(it, &ep->posted) {
+        gal_op *op = gal_op_of(it);
+        if (weft_kit_tag_matches(tag, op->tag, op->ignore)) {
+            posted_remove(op);
             op->msg_tag = tag;
             op->msg_length = length;
             rx.recv = op;
@@ -152,7 +111,7 @@ void gal_deliver_begin_locked(weft_fabric_ep *ep, uint64_t tag, size_t length, g
     u->capacity = first;
     u->data = data;
     u->reading = true;
-    fifo_push(ep->unexp_head, ep->unexp_tail, u);
+    weft_kit_list_push_back(&ep->unexp, &u->link);
     rx.unexp = u;
     gal_ep_wake_locked(ep); /* a waiting thread may want to probe or post for it */
 }
@@ -176,7 +135,7 @@ bool unexp_grow(gal_rx &rx, size_t need)
         return true;
     }
     gal_op *op = u->recv;
-    unexp_unlink(ep, u);
+    weft_kit_list_unlink(&u->link);
     std::free(u->data);
     std::free(u);
     rx.unexp = nullptr;
@@ -228,7 +187,7 @@ void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n)
         rx.active = false;
         u->reading = false;
         if (u->recv) {
-            unexp_unlink(ep, u);
+            weft_kit_list_unlink(&u->link);
             recv_finish(u->recv);
             gal_done_push(ep, u->recv);
             std::free(u->data);
@@ -250,7 +209,7 @@ void gal_deliver_abort(gal_rx &rx)
     gal_unexp *u = rx.unexp;
     if (u) {
         op = u->recv;
-        unexp_unlink(ep, u);
+        weft_kit_list_unlink(&u->link);
         std::free(u->data);
         std::free(u);
     }
@@ -279,9 +238,9 @@ int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
         op->tag = tag;
         op->ignore = ignore;
         bool matched = false;
-        gal_unexp *prev = nullptr;
-        for (gal_unexp *u = ep->unexp_head; u; prev = u, u = u->next) {
-            if (u->recv || !matches(u->tag, tag, ignore))
+        WEFT_KIT_LIST_FOREACH(it, &ep->unexp) {
+            gal_unexp *u = gal_unexp_of(it);
+            if (u->recv || !weft_kit_tag_matches(u->tag, tag, ignore))
                 continue;
             matched = true;
             op->state = OP_MATCHED;
@@ -289,7 +248,7 @@ int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
             op->msg_length = u->length;
             recv_copy(op, 0, u->data, u->arrived);
             if (!u->reading) { /* whole and its reader done: off the queue, complete now */
-                unexp_remove(ep, prev, u);
+                weft_kit_list_unlink(&u->link);
                 std::free(u->data);
                 std::free(u);
                 recv_finish(op);
@@ -322,8 +281,9 @@ int gal_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *foun
     gal_node_progress(ep->fabric);
     std::lock_guard<std::mutex> g(ep->lock);
     *found = 0;
-    for (gal_unexp *u = ep->unexp_head; u; u = u->next) {
-        if (u->recv || !matches(u->tag, tag, ignore))
+    WEFT_KIT_LIST_FOREACH(it, &ep->unexp) {
+        gal_unexp *u = gal_unexp_of(it);
+        if (u->recv || !weft_kit_tag_matches(u->tag, tag, ignore))
             continue;
         *found = 1;
         if (msg_tag)
@@ -340,9 +300,10 @@ int gal_tag_cancel(weft_fabric_ep_t *ep, void *context)
     if (!ep)
         return WEFT_PLUGIN_ERR_INVALID;
     std::lock_guard<std::mutex> g(ep->lock);
-    for (gal_op *op = ep->posted_head; op; op = op->next) {
+    WEFT_KIT_LIST_FOREACH(it, &ep->posted) {
+        gal_op *op = gal_op_of(it);
         if (op->context == context) {
-            posted_remove(ep, op);
+            posted_remove(op);
             op->status = WEFT_PLUGIN_ERR_CANCELED;
             op->length = 0;
             op->msg_tag = op->tag;

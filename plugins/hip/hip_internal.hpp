@@ -1,4 +1,4 @@
-// Internal declarations of the HIP queue plugin (libweft-hip.so).
+// Internal declarations of the HIP queue plugin (libweft-queue-hip.so).
 #ifndef WEFT_HIP_INTERNAL_HPP
 #define WEFT_HIP_INTERNAL_HPP
 
@@ -63,7 +63,7 @@ private:
 };
 
 // Serial-number order of points (they wrap): a at or after b.
-inline bool hip_point_reached(uint32_t a, uint32_t b)
+inline bool hip_serial_ge(uint32_t a, uint32_t b)
 {
     return static_cast<int32_t>(a - b) >= 0;
 }
@@ -71,17 +71,21 @@ inline bool hip_point_reached(uint32_t a, uint32_t b)
 // Messages to Weft's log through plugin.h's weft_plugin_logf (rt may be NULL).
 #define hip_log(rt, level, ...) \
     weft_plugin_logf((rt) ? (rt)->host : nullptr, (level), HIP_PLUGIN_NAME, __VA_ARGS__)
+
+// hip_plugin.cpp
 // "hipErrorNoDevice (no ROCm-capable device is detected)"
 void hip_error_text(hipError_t err, char *buf, size_t len);
 // Maps a failed HIP call to a plugin code and logs a warning naming the call.
 int hip_call_failed(const weft_queue_t *q, const char *call, hipError_t err);
 
+// hip_queue.cpp
 int hip_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,
                      weft_queue_t **q, int *sync_used, char *why, size_t why_len);
 int hip_queue_detach(weft_queue_t *q);
 int hip_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size);
 int hip_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size);
 
+// hip_sync.cpp
 int hip_sync_setup(weft_queue_t *q, char *why, size_t why_len);
 bool hip_sync_teardown(weft_queue_t *q);
 int hip_queue_append_signal(weft_queue_t *q, uint32_t value);
@@ -89,9 +93,10 @@ int hip_queue_append_wait(weft_queue_t *q, uint32_t value);
 uint32_t hip_queue_reached(weft_queue_t *q);
 int hip_queue_release(weft_queue_t *q, uint32_t value);
 
+// hip_mem.cpp
 int hip_queue_append_copy(weft_queue_t *q, void *dst, const void *src, size_t bytes);
-int hip_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind);
-int hip_mem_host_alloc(weft_queue_t *q, size_t bytes, void **ptr);
-int hip_mem_host_free(weft_queue_t *q, void *ptr);
+int hip_queue_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind);
+int hip_queue_host_alloc(weft_queue_t *q, size_t bytes, void **ptr);
+int hip_queue_host_free(weft_queue_t *q, void *ptr);
 
 #endif // WEFT_HIP_INTERNAL_HPP

@@ -16,7 +16,7 @@ int hip_queue_append_copy(weft_queue_t *q, void *dst, const void *src, size_t by
                              : hip_call_failed(q, "append_copy: hipMemcpyAsync", err);
 }
 
-int hip_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind)
+int hip_queue_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind)
 {
     if (!q || !kind)
         return WEFT_PLUGIN_ERR_INVALID;
@@ -61,7 +61,7 @@ int hip_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind)
     return WEFT_PLUGIN_OK;
 }
 
-int hip_mem_host_alloc(weft_queue_t *q, size_t bytes, void **ptr)
+int hip_queue_host_alloc(weft_queue_t *q, size_t bytes, void **ptr)
 {
     if (!q || !ptr)
         return WEFT_PLUGIN_ERR_INVALID;
@@ -80,7 +80,7 @@ int hip_mem_host_alloc(weft_queue_t *q, size_t bytes, void **ptr)
     return WEFT_PLUGIN_OK;
 }
 
-int hip_mem_host_free(weft_queue_t *q, void *ptr)
+int hip_queue_host_free(weft_queue_t *q, void *ptr)
 {
     if (!q)
         return WEFT_PLUGIN_ERR_INVALID;

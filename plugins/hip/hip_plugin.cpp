@@ -125,21 +125,21 @@ int hip_runtime_finalize(weft_queue_runtime_t *rt)
 const char *const hip_types[] = {"hipStream_t", nullptr};
 
 const weft_queue_ops_v1_t hip_ops = {
-    hip_types,
-    hip_runtime_init,
-    hip_runtime_finalize,
-    hip_queue_attach,
-    hip_queue_detach,
-    hip_queue_append_signal,
-    hip_queue_append_wait,
-    hip_queue_append_copy,
-    hip_queue_reached,
-    hip_queue_release,
-    hip_mem_kind,
-    hip_mem_host_alloc,
-    hip_mem_host_free,
-    hip_queue_create,
-    hip_queue_destroy,
+    .types = hip_types,
+    .init = hip_runtime_init,
+    .finalize = hip_runtime_finalize,
+    .attach = hip_queue_attach,
+    .detach = hip_queue_detach,
+    .append_signal = hip_queue_append_signal,
+    .append_wait = hip_queue_append_wait,
+    .append_copy = hip_queue_append_copy,
+    .reached = hip_queue_reached,
+    .release = hip_queue_release,
+    .mem_kind = hip_queue_mem_kind,
+    .host_alloc = hip_queue_host_alloc,
+    .host_free = hip_queue_host_free,
+    .queue_create = hip_queue_create,
+    .queue_destroy = hip_queue_destroy,
 };
 } // namespace
 

@@ -54,7 +54,7 @@ void hip_wait_callback(hipStream_t, hipError_t, void *arg)
         // Later work of the stream starts only when this callback returns.
         std::unique_lock<std::mutex> hold(q->lock);
         q->cond.wait(hold, [q, value] {
-            return q->closing || hip_point_reached(q->hostfn_released, value);
+            return q->closing || hip_serial_ge(q->hostfn_released, value);
         });
     } catch (...) {
         // A failing mutex cannot happen in practice; never let it escape into HIP.

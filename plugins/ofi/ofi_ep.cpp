@@ -36,14 +36,14 @@ void ofi_finish(weft_fabric_ep *ep, ofi_op *op, int status, uint64_t tag, size_t
         ep->peek_busy = 0;
         return;
     }
-    ofi_pending_remove(ep, op);
+    ofi_pending_remove(op);
     if (op->kind == OFI_OP_RECV) {
         op->tag = tag;
         op->length = length;
     } else if (weft_fabric_peer *peer = op->peer) {
         op->peer = nullptr;
         if (--peer->pending_sends == 0 && peer->closed) {
-            ofi_peer_list_remove(&ep->zombies, peer);
+            weft_kit_list_unlink(&peer->link); /* off ep->zombies */
             delete peer;
         }
     }
@@ -94,41 +94,28 @@ void ofi_finish_error(weft_fabric_ep *ep)
 /* Completes the backlogged sends to peer (never handed to libfabric) with PEER_FAILED. */
 void ofi_backlog_fail(weft_fabric_ep *ep, weft_fabric_peer *peer)
 {
-    ofi_op *keep_head = nullptr, *keep_tail = nullptr;
-    while (ofi_op *op = ep->backlog_head) {
-        ep->backlog_head = op->next;
-        if (op->peer == peer) {
+    for (weft_kit_link_t *l = weft_kit_queue_take(&ep->backlog), *next; l; l = next) {
+        next = l->next;
+        ofi_op *op = ofi_op_of(l);
+        if (op->peer == peer)
             ofi_finish(ep, op, WEFT_PLUGIN_ERR_PEER_FAILED, op->tag, op->length);
-            continue;
-        }
-        op->next = nullptr;
-        if (keep_tail)
-            keep_tail->next = op;
         else
-            keep_head = op;
-        keep_tail = op;
+            weft_kit_queue_push(&ep->backlog, l); /* the others keep their order */
     }
-    ep->backlog_head = keep_head;
-    ep->backlog_tail = keep_tail;
 }
 
 void ofi_ep_free(weft_fabric_ep *ep)
 {
-    while (ep->peers) {
-        weft_fabric_peer *peer = ep->peers;
-        ofi_peer_list_remove(&ep->peers, peer);
-        delete peer;
-    }
-    while (ep->zombies) {
-        weft_fabric_peer *peer = ep->zombies;
-        ofi_peer_list_remove(&ep->zombies, peer);
-        delete peer;
-    }
+    WEFT_KIT_LIST_FOREACH(it, &ep->peers)
+        delete ofi_peer_of(it);
+    WEFT_KIT_LIST_FOREACH(it, &ep->zombies)
+        delete ofi_peer_of(it);
     while (ep->chunks) {
         ofi_op_chunk *c = ep->chunks;
         ep->chunks = c->next;
         delete c;
     }
+    weft_kit_ep_lock_destroy(&ep->lock);
     delete ep;
 }
 
@@ -257,20 +244,25 @@ void ofi_ep_resources_close(weft_fabric_ep *ep)
 
 int ofi_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **out)
 {
-    if (!fabric || !attr || !out || attr->struct_size < WEFT_FABRIC_EP_ATTR_SIZE_V1_0 ||
-        !attr->complete)
+    if (!fabric || !out || !weft_kit_ep_attr_valid(attr))
         return WEFT_PLUGIN_ERR_INVALID;
     *out = nullptr;
     auto *ep = new (std::nothrow) weft_fabric_ep();
     if (!ep)
         return WEFT_PLUGIN_ERR_NOMEM;
+    if (weft_kit_ep_lock_init(&ep->lock, attr->serial) != 0) {
+        delete ep;
+        return WEFT_PLUGIN_ERR_NOMEM;
+    }
     ep->fabric = fabric;
     ep->complete = attr->complete;
-    ep->serial = attr->serial != 0;
     ep->peek.kind = OFI_OP_PEEK;
+    weft_kit_list_init(&ep->pending);
+    weft_kit_list_init(&ep->peers);
+    weft_kit_list_init(&ep->zombies);
     /* One chunk up front: most endpoints never need a second. */
     if (ofi_op_grow(ep) != WEFT_PLUGIN_OK) {
-        delete ep;
+        ofi_ep_free(ep);
         return WEFT_PLUGIN_ERR_NOMEM;
     }
     const char *what = "";
@@ -283,10 +275,7 @@ int ofi_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_f
     }
     {
         std::lock_guard<std::mutex> g(fabric->lock);
-        ep->next = fabric->eps;
-        if (fabric->eps)
-            fabric->eps->prev = ep;
-        fabric->eps = ep;
+        weft_kit_list_push_front(&fabric->eps, &ep->link);
     }
     *out = ep;
     return WEFT_PLUGIN_OK;
@@ -300,18 +289,21 @@ int ofi_ep_close(weft_fabric_ep_t *ep)
     /* Every posted operation gets its one completion: receives are canceled, and what
      * libfabric has not finished when the deadline passes is completed here. */
     {
-        ofi_ep_guard g(ep);
-        for (ofi_op *op = ep->pending; op; op = op->next)
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
+        WEFT_KIT_LIST_FOREACH(it, &ep->pending) {
+            ofi_op *op = ofi_op_of(it);
             if (op->kind == OFI_OP_RECV)
                 fi_cancel(&ep->ep->fid, &op->fictx);
+        }
     }
     auto deadline = std::chrono::steady_clock::now() + OFI_CLOSE_TIMEOUT;
     for (;;) {
         ofi_ep_progress(ep);
         bool idle;
         {
-            ofi_ep_guard g(ep);
-            idle = !ep->pending && !ep->backlog_head && !ep->peek_busy;
+            WEFT_KIT_EP_GUARD(g, &ep->lock);
+            idle = weft_kit_list_empty(&ep->pending) && weft_kit_queue_empty(&ep->backlog) &&
+                   !ep->peek_busy;
         }
         if (idle || std::chrono::steady_clock::now() > deadline)
             break;
@@ -319,12 +311,7 @@ int ofi_ep_close(weft_fabric_ep_t *ep)
     }
     {
         std::lock_guard<std::mutex> g(fabric->lock);
-        if (ep->prev)
-            ep->prev->next = ep->next;
-        else
-            fabric->eps = ep->next;
-        if (ep->next)
-            ep->next->prev = ep->prev;
+        weft_kit_list_unlink(&ep->link);
     }
     /* Close the endpoint before completing leftovers: until then the provider may still
      * read a send buffer the core frees once it sees the completion.  Entries the close
@@ -333,20 +320,21 @@ int ofi_ep_close(weft_fabric_ep_t *ep)
     ep->ep = nullptr;
     ofi_cq_drain(ep, 1 << 20);
     int left = 0;
-    for (ofi_op *op = ep->pending; op; op = op->next)
+    WEFT_KIT_LIST_FOREACH(it, &ep->pending)
         ++left;
-    for (ofi_op *op = ep->backlog_head; op; op = op->next)
+    for (weft_kit_link_t *l = ep->backlog.first; l; l = l->next)
         ++left;
     if (left)
         ofi_log(fabric, WEFT_LOG_INFO, "ep_close: completing %d unfinished operation(s) as canceled",
                 left);
-    while (ofi_op *op = ep->pending)
-        ofi_finish(ep, op, WEFT_PLUGIN_ERR_CANCELED, op->tag, 0);
-    while (ofi_op *op = ep->backlog_head) {
-        ep->backlog_head = op->next;
+    while (weft_kit_link_t *first = weft_kit_list_first(&ep->pending)) {
+        ofi_op *op = ofi_op_of(first);
         ofi_finish(ep, op, WEFT_PLUGIN_ERR_CANCELED, op->tag, 0);
     }
-    ep->backlog_tail = nullptr;
+    while (weft_kit_link_t *first = weft_kit_queue_pop(&ep->backlog)) {
+        ofi_op *op = ofi_op_of(first);
+        ofi_finish(ep, op, WEFT_PLUGIN_ERR_CANCELED, op->tag, 0);
+    }
     ofi_ep_progress(ep); /* delivers the done list; the CQ read finds nothing more */
     ofi_ep_resources_close(ep);
     ofi_ep_free(ep);
@@ -361,26 +349,20 @@ int ofi_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len)
     size_t name_len = sizeof(name);
     int ret;
     {
-        ofi_ep_guard g(ep);
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
         ret = fi_getname(&ep->ep->fid, name, &name_len);
     }
     if (ret != 0) {
         ofi_log(ep->fabric, WEFT_LOG_ERROR, "fi_getname: %s", fi_strerror(-ret));
         return ofi_errno_to_plugin(ret);
     }
-    size_t need = sizeof(ofi_address_header) + name_len;
-    int rc = WEFT_PLUGIN_OK;
-    if (!buf || *len < need) {
-        rc = WEFT_PLUGIN_ERR_INVALID; /* *len tells the caller how much to give */
-    } else {
-        ofi_address_header h{OFI_ADDRESS_MAGIC,
-                             static_cast<uint16_t>(ep->fabric->info->addr_format),
-                             static_cast<uint16_t>(name_len)};
-        memcpy(buf, &h, sizeof(h));
-        memcpy(static_cast<char *>(buf) + sizeof(h), name, name_len);
-    }
-    *len = need;
-    return rc;
+    uint16_t addr_format = static_cast<uint16_t>(ep->fabric->info->addr_format);
+    unsigned char *payload = weft_kit_addr_write(&ofi_address_format, addr_format, buf, len,
+                                                 name_len);
+    if (!payload)
+        return WEFT_PLUGIN_ERR_INVALID; /* *len tells the caller how much to give */
+    memcpy(payload, name, name_len);
+    return WEFT_PLUGIN_OK;
 }
 
 int ofi_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
@@ -389,15 +371,20 @@ int ofi_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
     if (!ep || !address || !out)
         return WEFT_PLUGIN_ERR_INVALID;
     *out = nullptr;
-    ofi_address_header h;
-    if (len < sizeof(h))
+    char why[256];
+    uint16_t addr_format;
+    const unsigned char *name = weft_kit_addr_read(&ofi_address_format, address, len,
+                                                   &addr_format, nullptr, why, sizeof why);
+    if (!name) {
+        ofi_log(ep->fabric, WEFT_LOG_ERROR, "ep_connect: %s", why);
         return WEFT_PLUGIN_ERR_UNREACHABLE;
-    memcpy(&h, address, sizeof(h));
-    if (h.magic != OFI_ADDRESS_MAGIC || h.length == 0 || h.length != len - sizeof(h) ||
-        h.addr_format != static_cast<uint16_t>(ep->fabric->info->addr_format)) {
+    }
+    if (addr_format != static_cast<uint16_t>(ep->fabric->info->addr_format)) {
         ofi_log(ep->fabric, WEFT_LOG_ERROR,
-                "ep_connect: %zu-byte address is not a %s endpoint address of this plugin", len,
-                ep->fabric->provider);
+                "ep_connect: an ofi address of libfabric address format %u, not %s's %u (does "
+                "every process use the same WEFT_OFI_PROVIDER?)",
+                unsigned(addr_format), ep->fabric->provider,
+                unsigned(static_cast<uint16_t>(ep->fabric->info->addr_format)));
         return WEFT_PLUGIN_ERR_UNREACHABLE;
     }
     auto *peer = new (std::nothrow) weft_fabric_peer();
@@ -405,11 +392,10 @@ int ofi_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
         return WEFT_PLUGIN_ERR_NOMEM;
     int ret;
     {
-        ofi_ep_guard g(ep);
-        ret = fi_av_insert(ep->av, static_cast<const char *>(address) + sizeof(h), 1,
-                           &peer->addr, 0, nullptr);
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
+        ret = fi_av_insert(ep->av, name, 1, &peer->addr, 0, nullptr);
         if (ret == 1)
-            ofi_peer_list_add(&ep->peers, peer);
+            weft_kit_list_push_front(&ep->peers, &peer->link);
     }
     if (ret != 1) {
         ofi_log(ep->fabric, WEFT_LOG_ERROR, "fi_av_insert: %s",
@@ -429,7 +415,7 @@ int ofi_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
     auto deadline = std::chrono::steady_clock::now() + OFI_DISCONNECT_TIMEOUT;
     for (;;) {
         {
-            ofi_ep_guard g(ep);
+            WEFT_KIT_EP_GUARD(g, &ep->lock);
             if (peer->pending_sends == 0 || peer->failed) /* failed: nothing will come */
                 break;
         }
@@ -443,48 +429,47 @@ int ofi_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
         ofi_ep_progress(ep);
         std::this_thread::yield();
     }
-    ofi_ep_guard g(ep);
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
     /* Backlogged sends to this peer were never handed to libfabric and must not be after
      * the AV entry is gone (rxm crashes on a removed fi_addr): they fail now. */
     ofi_backlog_fail(ep, peer);
     int ret = fi_av_remove(ep->av, &peer->addr, 1, 0);
     if (ret != 0)
         ofi_log(ep->fabric, WEFT_LOG_WARN, "fi_av_remove: %s", fi_strerror(-ret));
-    ofi_peer_list_remove(&ep->peers, peer);
+    weft_kit_list_unlink(&peer->link);
     if (peer->pending_sends == 0) {
         delete peer;
     } else {
         peer->closed = 1; /* freed by the last send's completion, or by ep_close */
-        ofi_peer_list_add(&ep->zombies, peer);
+        weft_kit_list_push_front(&ep->zombies, &peer->link);
     }
     return WEFT_PLUGIN_OK;
 }
 
 int ofi_ep_progress(weft_fabric_ep_t *ep)
 {
-    ofi_op *head;
+    weft_kit_link_t *head;
     {
-        ofi_ep_guard g(ep);
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
         if (ep->ep) {
-            if (ep->backlog_head)
+            if (!weft_kit_queue_empty(&ep->backlog))
                 ofi_backlog_flush(ep);
             int rc = ofi_cq_drain(ep, 256);
-            if (rc < 0 && !ep->done_head)
+            if (rc < 0 && weft_kit_queue_empty(&ep->done))
                 return rc;
         }
-        head = ep->done_head;
-        ep->done_head = ep->done_tail = nullptr;
+        head = weft_kit_queue_take(&ep->done);
     }
     int n = 0;
     while (head) {
-        ofi_op *op = head;
-        head = op->next;
+        ofi_op *op = ofi_op_of(head);
+        head = head->next;
         void *context = op->context;
         weft_fabric_completion_t c{op->status, op->tag, op->length};
         /* Free before complete(): the core may post again from inside complete().  An
          * orphan stays out of the free list until libfabric lets go of it (ofi_finish). */
         {
-            ofi_ep_guard g(ep);
+            WEFT_KIT_EP_GUARD(g, &ep->lock);
             if (__builtin_expect(op->orphan == OFI_ORPHAN_QUEUED, 0))
                 op->orphan = OFI_ORPHAN_HELD;
             else
@@ -512,8 +497,8 @@ int ofi_ep_arm(weft_fabric_ep_t *ep)
         return WEFT_PLUGIN_ERR_INVALID;
     if (ep->wait_fd < 0)
         return WEFT_PLUGIN_ERR_UNSUPPORTED;
-    ofi_ep_guard g(ep);
-    if (ep->done_head)
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
+    if (!weft_kit_queue_empty(&ep->done))
         return WEFT_PLUGIN_ERR_AGAIN; /* completions wait for delivery: do not sleep */
     struct fid *fids[1] = {&ep->cq->fid};
     int ret = fi_trywait(ep->fabric->fabric, fids, 1);
@@ -526,7 +511,7 @@ int ofi_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
 {
     if (!ep || !peer)
         return WEFT_PLUGIN_ERR_INVALID;
-    ofi_ep_guard g(ep);
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
     peer->failed = 1; /* tag_send refuses it from now on */
     /* Not handed to libfabric yet: they simply fail. */
     ofi_backlog_fail(ep, peer);
@@ -535,12 +520,11 @@ int ofi_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
      * for libfabric's entry, which ofi_finish swallows.  fi_cancel drops it sooner where a
      * provider cancels sends (1.17's shm and rxm do not: it then does nothing). */
     size_t n = 0;
-    ofi_op *next;
-    for (ofi_op *op = ep->pending; op; op = next) {
-        next = op->next;
+    WEFT_KIT_LIST_FOREACH(it, &ep->pending) {
+        ofi_op *op = ofi_op_of(it);
         if (op->kind != OFI_OP_SEND || op->peer != peer)
             continue;
-        ofi_pending_remove(ep, op);
+        ofi_pending_remove(op);
         op->peer = nullptr;
         --peer->pending_sends;
         op->status = WEFT_PLUGIN_ERR_PEER_FAILED;

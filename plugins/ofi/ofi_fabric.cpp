@@ -9,8 +9,6 @@
 #include <new>
 #include <string>
 
-#define ofi_why(why, why_len, ...) (void)weft_plugin_whyf(why, why_len, 0, __VA_ARGS__)
-
 namespace {
 
 /* "1.0 (libfabric 1.17)": the libfabric part is the library actually loaded. */
@@ -124,12 +122,12 @@ int ofi_open_provider(weft_fabric *fabric, const char *prov, const char *node,
     fabric->info = info;
 
     auto *trial = new (std::nothrow) weft_fabric_ep();
-    if (!trial) {
+    if (!trial || weft_kit_ep_lock_init(&trial->lock, 1) != 0) {
+        delete trial;
         reason = "out of memory";
         rc = WEFT_PLUGIN_ERR_NOMEM;
     } else {
         trial->fabric = fabric;
-        trial->serial = 1;
         const char *what = "";
         bool wait_fd = true;
         rc = ofi_ep_resources_open(fabric, trial, true, &what);
@@ -147,13 +145,14 @@ int ofi_open_provider(weft_fabric *fabric, const char *prov, const char *node,
                 rc = ofi_errno_to_plugin(ret);
             }
             /* Names of other endpoints may be longer (shm: more digits); leave room. */
-            fabric->address_size = sizeof(ofi_address_header) + (2 * len < 256 ? 256 : 2 * len);
+            fabric->address_size = WEFT_KIT_ADDR_HEADER_SIZE + (2 * len < 256 ? 256 : 2 * len);
             if (wait_fd && trial->wait_fd >= 0)
                 fabric->flags |= WEFT_FABRIC_CAP_WAIT_FD;
             ofi_ep_resources_close(trial);
         } else {
             reason = std::string(what) + " failed (rc " + std::to_string(rc) + ")";
         }
+        weft_kit_ep_lock_destroy(&trial->lock);
         delete trial;
     }
     if (rc != WEFT_PLUGIN_OK) {
@@ -219,20 +218,16 @@ int ofi_errno_to_plugin(int fi_err)
 int ofi_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, char *why,
                     size_t why_len)
 {
-    if (!fabric_out) {
-        ofi_why(why, why_len, "ofi: init called without a fabric pointer");
-        return WEFT_PLUGIN_ERR_INVALID;
-    }
-    *fabric_out = nullptr;
-    if (host && host->struct_size < offsetof(weft_plugin_host_t, hint))
-        host = nullptr; /* too old to use safely: run without logging */
+    /* A host too old to hold log is dropped: the plugin runs without logging. */
+    int rc = weft_kit_fabric_init_begin(OFI_PLUGIN_NAME, fabric_out, &host, why, why_len);
+    if (rc != WEFT_PLUGIN_OK)
+        return rc;
 
     auto *fabric = new (std::nothrow) weft_fabric();
-    if (!fabric) {
-        ofi_why(why, why_len, "ofi: out of memory");
-        return WEFT_PLUGIN_ERR_NOMEM;
-    }
+    if (!fabric)
+        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_NOMEM, "ofi: out of memory");
     fabric->host = host;
+    weft_kit_list_init(&fabric->eps);
     /* Shared endpoints take the plugin's per-endpoint lock around every libfabric call,
      * so the FI_THREAD_DOMAIN contract (one caller per domain at a time) still holds. */
     fabric->flags = WEFT_FABRIC_CAP_THREAD_SAFE;
@@ -240,9 +235,8 @@ int ofi_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, 
     /* WEFT_OFI_PROVIDER wins over the hint weft_ofi_provider; neither: tcp;ofi_rxm. */
     const char *prov = getenv("WEFT_OFI_PROVIDER");
     const char *source = "WEFT_OFI_PROVIDER";
-    if ((!prov || !*prov) && host && host->struct_size >= sizeof(weft_plugin_host_t) &&
-        host->hint) {
-        prov = host->hint(host->hint_ctx, "weft_ofi_provider");
+    if (!prov || !*prov) {
+        prov = weft_kit_host_hint(host, "weft_ofi_provider");
         source = "hint weft_ofi_provider";
     }
     /* rxm 1.17 over tcp loses a receive that truncates a message it placed through a
@@ -250,13 +244,12 @@ int ofi_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, 
      * completes).  Its buffered path truncates correctly.  libfabric reads this once, at
      * its first fi_getinfo, and a value the user set wins. */
     setenv("FI_OFI_RXM_ENABLE_DYN_RBUF", "0", 0);
-    int rc;
     std::string reason;
     if (prov && *prov) {
         rc = ofi_open_provider(fabric, prov, nullptr, reason);
         if (rc != WEFT_PLUGIN_OK)
-            ofi_why(why, why_len, "ofi: provider '%s' (from %s) cannot open: %s", prov, source,
-                    reason.c_str());
+            weft_kit_whyf(why, why_len, rc, "ofi: provider '%s' (from %s) cannot open: %s", prov,
+                          source, reason.c_str());
         else if (strcmp(fabric->provider, "shm") == 0)
             ofi_log(fabric, WEFT_LOG_WARN,
                     "shm (libfabric 1.17) never completes a receive that truncates a message "
@@ -270,10 +263,10 @@ int ofi_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, 
          * FI_TCP_IFACE) for other nodes or to pick shm anyway. */
         rc = ofi_open_provider(fabric, "tcp;ofi_rxm", "127.0.0.1", reason);
         if (rc != WEFT_PLUGIN_OK)
-            ofi_why(why, why_len,
-                    "ofi: default provider tcp;ofi_rxm on 127.0.0.1 cannot open: %s; set "
-                    "WEFT_OFI_PROVIDER to a provider `fi_info -t FI_EP_RDM -c FI_TAGGED` lists",
-                    reason.c_str());
+            weft_kit_whyf(why, why_len, rc,
+                          "ofi: default provider tcp;ofi_rxm on 127.0.0.1 cannot open: %s; set "
+                          "WEFT_OFI_PROVIDER to a provider `fi_info -t FI_EP_RDM -c FI_TAGGED` "
+                          "lists", reason.c_str());
     }
     if (rc != WEFT_PLUGIN_OK) {
         delete fabric;
@@ -292,13 +285,14 @@ int ofi_fabric_finalize(weft_fabric_t *fabric)
     if (!fabric)
         return WEFT_PLUGIN_ERR_INVALID;
     for (;;) {
-        weft_fabric_ep *ep;
+        weft_kit_link_t *first;
         {
             std::lock_guard<std::mutex> g(fabric->lock);
-            ep = fabric->eps;
+            first = weft_kit_list_first(&fabric->eps);
         }
-        if (!ep)
+        if (!first)
             break;
+        weft_fabric_ep *ep = WEFT_KIT_CONTAINER_OF(first, weft_fabric_ep, link);
         ofi_log(fabric, WEFT_LOG_WARN, "finalize: closing an endpoint the core left open");
         ofi_ep_close(ep);
     }
@@ -314,34 +308,41 @@ int ofi_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps)
     if (!fabric || !caps || caps->struct_size < sizeof(uint32_t) * 2)
         return WEFT_PLUGIN_ERR_INVALID;
     weft_fabric_caps_t c{};
-    c.struct_size = caps->struct_size;
     c.flags = fabric->flags;
     c.max_message_size = fabric->info->ep_attr->max_msg_size;
     c.inject_size = fabric->inject_size;
     c.eager_size = fabric->eager_size;
     c.max_address_size = fabric->address_size;
     c.context_space = 0; /* per-operation state (fi_context2 included) lives in our op pool */
-    size_t n = caps->struct_size < sizeof(c) ? caps->struct_size : sizeof(c);
-    memcpy(caps, &c, n);
-    return WEFT_PLUGIN_OK;
+    return weft_kit_caps_write(caps, &c);
 }
 
 namespace {
+/* Every operation by name, in the order of weft_fabric_ops_v1_t; NULL: not supported. */
 const weft_fabric_ops_v1_t ofi_ops = {
-    ofi_fabric_init,  ofi_fabric_finalize, ofi_fabric_query, ofi_ep_open,   ofi_ep_close,
-    ofi_ep_address,   ofi_ep_connect,      ofi_ep_disconnect, ofi_tag_send, ofi_tag_recv,
-    ofi_tag_probe,    ofi_tag_cancel,      ofi_ep_progress,   ofi_ep_wait_fd, ofi_ep_arm,
-    nullptr,          nullptr,             nullptr,           nullptr, /* no global kernels */
-    ofi_ep_peer_failed,
-    nullptr, /* stats: not kept */
-    ofi_tag_send_now,
+    .init = ofi_fabric_init,
+    .finalize = ofi_fabric_finalize,
+    .query = ofi_fabric_query,
+    .ep_open = ofi_ep_open,
+    .ep_close = ofi_ep_close,
+    .ep_address = ofi_ep_address,
+    .ep_connect = ofi_ep_connect,
+    .ep_disconnect = ofi_ep_disconnect,
+    .tag_send = ofi_tag_send,
+    .tag_recv = ofi_tag_recv,
+    .tag_probe = ofi_tag_probe,
+    .cancel = ofi_tag_cancel,
+    .ep_progress = ofi_ep_progress,
+    .ep_wait_fd = ofi_ep_wait_fd,
+    .ep_arm = ofi_ep_arm,
+    .kernel_table = nullptr, /* no global kernels */
+    .kernel_bind = nullptr,
+    .kernel_unbind = nullptr,
+    .kernel_send = nullptr,
+    .ep_peer_failed = ofi_ep_peer_failed,
+    .stats = nullptr, /* not kept */
+    .tag_send_now = ofi_tag_send_now,
 };
 } // namespace
 
-extern "C" {
-__attribute__((visibility("default"))) extern const weft_plugin_v1_t weft_plugin_v1;
-const weft_plugin_v1_t weft_plugin_v1 = {
-    WEFT_PLUGIN_ABI_MAJOR,  WEFT_PLUGIN_ABI_MINOR, WEFT_PLUGIN_KIND_FABRIC, OFI_PLUGIN_NAME,
-    ofi_version_text,       50,                    &ofi_ops,
-};
-}
+WEFT_KIT_PLUGIN_DEFINE(WEFT_PLUGIN_KIND_FABRIC, OFI_PLUGIN_NAME, ofi_version_text, 50, &ofi_ops);

@@ -1,9 +1,9 @@
-/* Internal structures of the libfabric (OFI) fabric plugin.  Only api/weft/plugin.h and
- * libfabric are visible. */
+/* Internal structures of the libfabric (OFI) fabric plugin.  Only api/weft/plugin.h (with the
+ * plugin kit, api/weft/plugin_kit.h) and libfabric are visible. */
 #ifndef WEFT_OFI_INTERNAL_HPP
 #define WEFT_OFI_INTERNAL_HPP
 
-#include <weft/plugin.h>
+#include <weft/plugin_kit.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -24,10 +24,10 @@ enum ofi_op_kind : uint8_t { OFI_OP_SEND = 1, OFI_OP_RECV = 2, OFI_OP_PEEK = 3 }
  * per-endpoint free list, so posting allocates nothing. */
 struct ofi_op {
     struct fi_context2 fictx;
+    weft_kit_link_t link;   /* pending list (posted), done or backlog queue, or free chain */
     void *context;          /* the core's context, given back in complete() */
     weft_fabric_peer *peer; /* sends: the connection, for its pending-send count */
     const void *buf;        /* backlogged sends: what to post */
-    ofi_op *prev, *next;    /* pending list (posted), done list or free list */
     uint64_t tag;
     size_t length;
     int status;             /* WEFT_PLUGIN_* once libfabric reported the completion */
@@ -35,6 +35,11 @@ struct ofi_op {
     uint8_t pending;        /* on ep->pending: posted, not yet completed by libfabric */
     uint8_t orphan;         /* ofi_orphan: completed by ep_peer_failed, libfabric holds it */
 };
+
+inline ofi_op *ofi_op_of(weft_kit_link_t *link)
+{
+    return WEFT_KIT_CONTAINER_OF(link, ofi_op, link);
+}
 
 /* A send ep_peer_failed completed itself while libfabric still holds its op (1.17's shm and
  * rxm cancel receives only).  The op leaves the free list until libfabric's own entry for it
@@ -59,7 +64,7 @@ struct weft_fabric {
     size_t address_size;     /* bound of ep_address, measured at init */
     char provider[64];       /* fabric_attr->prov_name, for messages */
     std::mutex lock;         /* the endpoint list: endpoints open/close from any thread */
-    weft_fabric_ep *eps;
+    weft_kit_list_t eps;     /* open endpoints (weft_fabric_ep::link) */
 };
 
 struct weft_fabric_peer {
@@ -67,8 +72,13 @@ struct weft_fabric_peer {
     size_t pending_sends;    /* fi_tsend operations not completed yet */
     int closed;              /* disconnected, kept (on ep->zombies) until pending_sends is 0 */
     int failed;              /* ep_peer_failed: the process is dead, sends fail at once */
-    weft_fabric_peer *prev, *next;
+    weft_kit_link_t link;    /* on its endpoint's peers or zombies */
 };
+
+inline weft_fabric_peer *ofi_peer_of(weft_kit_link_t *link)
+{
+    return WEFT_KIT_CONTAINER_OF(link, weft_fabric_peer, link);
+}
 
 struct weft_fabric_ep {
     weft_fabric *fabric;
@@ -82,61 +92,40 @@ struct weft_fabric_ep {
     struct fid_av *av;
     int wait_fd;             /* CQ wait object (FI_WAIT_FD), -1 when none */
     weft_fabric_complete_fn complete;
-    int serial;              /* the core promises one thread at a time: take no lock */
-    std::mutex lock;         /* shared endpoints only: every libfabric call runs under it */
-    ofi_op *free_ops;
+    /* lock.serial: the core promises one thread at a time, and no lock is taken.  Shared
+     * endpoints only: every libfabric call runs under lock. */
+    weft_kit_ep_lock_t lock;
+    weft_kit_link_t *free_ops; /* free ops, a chain through ofi_op::link.next */
     ofi_op_chunk *chunks;
-    ofi_op *pending;         /* posted sends and receives (cancel, close find them here) */
+    weft_kit_list_t pending; /* posted sends and receives (cancel, close find them here) */
     /* Completions read from the CQ but not delivered yet: reads made outside ep_progress
      * (probe, a retried post, the shared path) park them here. */
-    ofi_op *done_head, *done_tail;
+    weft_kit_queue_t done;
     /* Sends libfabric refused with FI_EAGAIN, posted in order by ep_progress.  rxm and shm
      * both refuse sends until the peer endpoint has answered the first contact, and that
      * needs the peer to progress: the sender must not have to wait for it. */
-    ofi_op *backlog_head, *backlog_tail;
+    weft_kit_queue_t backlog;
     ofi_op peek;             /* tag_probe's FI_PEEK operation */
     int peek_busy;           /* the FI_PEEK answer has not arrived yet */
-    weft_fabric_peer *peers;   /* connections still open, freed by ep_close */
-    weft_fabric_peer *zombies; /* disconnected with sends still pending */
-    weft_fabric_ep *prev, *next;
+    weft_kit_list_t peers;   /* connections still open, freed by ep_close */
+    weft_kit_list_t zombies; /* disconnected with sends still pending */
+    weft_kit_link_t link;    /* on the fabric's eps */
 };
-
-/* Takes the endpoint lock only for shared (non-serial) endpoints. */
-class ofi_ep_guard {
-public:
-    explicit ofi_ep_guard(weft_fabric_ep *ep) : ep_(ep)
-    {
-        if (!ep_->serial)
-            ep_->lock.lock();
-    }
-    ~ofi_ep_guard()
-    {
-        if (!ep_->serial)
-            ep_->lock.unlock();
-    }
-    ofi_ep_guard(const ofi_ep_guard &) = delete;
-    ofi_ep_guard &operator=(const ofi_ep_guard &) = delete;
-
-private:
-    weft_fabric_ep *ep_;
-};
-
-/* The address we hand out is a small header followed by fi_getname's bytes, so that
- * ep_connect rejects a truncated buffer, junk, or an address of another provider's format
- * instead of passing it to fi_av_insert. */
-struct ofi_address_header {
-    uint32_t magic;          /* OFI_ADDRESS_MAGIC */
-    uint16_t addr_format;    /* fi_info addr_format (FI_ADDR_STR, FI_SOCKADDR_IN, ...) */
-    uint16_t length;         /* bytes of provider address that follow */
-};
-constexpr uint32_t OFI_ADDRESS_MAGIC = 0x49464f57u; /* "WOFI" little-endian */
 
 constexpr const char *OFI_PLUGIN_NAME = "ofi";
+
+/* The address we hand out is the kit's header ("WOFI", version 1, info: the provider's
+ * addr_format, FI_ADDR_STR, FI_SOCKADDR_IN, ...) followed by fi_getname's bytes, so that
+ * ep_connect rejects junk, or an address of another fabric or provider format, instead of
+ * passing it to fi_av_insert.  ofi_ep_address reads names of up to 1024 bytes. */
+constexpr weft_kit_addr_format_t ofi_address_format = {OFI_PLUGIN_NAME,
+                                                       WEFT_KIT_MAGIC('W', 'O', 'F', 'I'), 1, 1,
+                                                       1024};
 
 int ofi_errno_to_plugin(int fi_err); /* takes a positive or negative FI_E* value */
 /* ofi_log(fabric, level, fmt, ...): one line to Weft's log through the fabric's host. */
 #define ofi_log(fabric, level, ...) \
-    weft_plugin_logf((fabric) ? (fabric)->host : nullptr, level, OFI_PLUGIN_NAME, __VA_ARGS__)
+    weft_kit_logf((fabric) ? (fabric)->host : nullptr, level, OFI_PLUGIN_NAME, __VA_ARGS__)
 
 /* ---- op lists (callers hold the guard) ---- */
 int ofi_op_grow(weft_fabric_ep *ep);
@@ -145,68 +134,34 @@ inline ofi_op *ofi_op_get(weft_fabric_ep *ep)
 {
     if (__builtin_expect(!ep->free_ops, 0) && ofi_op_grow(ep) != WEFT_PLUGIN_OK)
         return nullptr;
-    ofi_op *op = ep->free_ops;
-    ep->free_ops = op->next;
-    return op;
+    weft_kit_link_t *first = ep->free_ops;
+    ep->free_ops = first->next;
+    return ofi_op_of(first);
 }
 
 inline void ofi_op_put(weft_fabric_ep *ep, ofi_op *op)
 {
-    op->next = ep->free_ops;
-    ep->free_ops = op;
+    op->link.next = ep->free_ops;
+    ep->free_ops = &op->link;
 }
 
 inline void ofi_pending_add(weft_fabric_ep *ep, ofi_op *op)
 {
-    op->prev = nullptr;
-    op->next = ep->pending;
-    if (ep->pending)
-        ep->pending->prev = op;
-    ep->pending = op;
+    weft_kit_list_push_front(&ep->pending, &op->link);
     op->pending = 1;
 }
 
-inline void ofi_pending_remove(weft_fabric_ep *ep, ofi_op *op)
+inline void ofi_pending_remove(ofi_op *op)
 {
     if (!op->pending)
         return;
-    if (op->prev)
-        op->prev->next = op->next;
-    else
-        ep->pending = op->next;
-    if (op->next)
-        op->next->prev = op->prev;
+    weft_kit_list_unlink(&op->link);
     op->pending = 0;
 }
 
 inline void ofi_done_push(weft_fabric_ep *ep, ofi_op *op)
 {
-    op->next = nullptr;
-    if (ep->done_tail)
-        ep->done_tail->next = op;
-    else
-        ep->done_head = op;
-    ep->done_tail = op;
-}
-
-inline void ofi_peer_list_remove(weft_fabric_peer **head, weft_fabric_peer *peer)
-{
-    if (peer->prev)
-        peer->prev->next = peer->next;
-    else
-        *head = peer->next;
-    if (peer->next)
-        peer->next->prev = peer->prev;
-    peer->prev = peer->next = nullptr;
-}
-
-inline void ofi_peer_list_add(weft_fabric_peer **head, weft_fabric_peer *peer)
-{
-    peer->prev = nullptr;
-    peer->next = *head;
-    if (*head)
-        (*head)->prev = peer;
-    *head = peer;
+    weft_kit_queue_push(&ep->done, &op->link);
 }
 
 /* Reads the CQ until it is empty (or max entries), moving every finished op onto the done

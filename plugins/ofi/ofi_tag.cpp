@@ -35,28 +35,17 @@ inline ssize_t ofi_send_post(weft_fabric_ep *ep, ofi_op *op, int *injected)
                     &op->fictx);
 }
 
-inline void ofi_backlog_push(weft_fabric_ep *ep, ofi_op *op)
-{
-    op->next = nullptr;
-    if (ep->backlog_tail)
-        ep->backlog_tail->next = op;
-    else
-        ep->backlog_head = op;
-    ep->backlog_tail = op;
-}
-
 } // namespace
 
 void ofi_backlog_flush(weft_fabric_ep *ep)
 {
-    while (ofi_op *op = ep->backlog_head) {
+    while (weft_kit_link_t *first = ep->backlog.first) {
+        ofi_op *op = ofi_op_of(first);
         int injected;
         ssize_t ret = ofi_send_post(ep, op, &injected);
         if (ret == -FI_EAGAIN)
             return; /* the rest waits, in order */
-        ep->backlog_head = op->next;
-        if (!ep->backlog_head)
-            ep->backlog_tail = nullptr;
+        weft_kit_queue_pop(&ep->backlog);
         if (ret == 0 && !injected)
             ofi_pending_add(ep, op); /* the CQ entry finishes it */
         else
@@ -72,10 +61,11 @@ int ofi_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void 
         return WEFT_PLUGIN_ERR_INVALID;
     if (len > ep->fabric->inject_size) /* only an inject is finished when the call returns */
         return WEFT_PLUGIN_ERR_AGAIN;
-    ofi_ep_guard g(ep);
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
     if (__builtin_expect(peer->failed, 0))
         return WEFT_PLUGIN_ERR_PEER_FAILED;
-    if (ep->backlog_head) /* sends keep their order: this one waits behind the backlog */
+    /* Sends keep their order: this one waits behind the backlog. */
+    if (!weft_kit_queue_empty(&ep->backlog))
         return WEFT_PLUGIN_ERR_AGAIN;
     ssize_t ret = fi_tinject(ep->ep, buf, len, peer->addr, tag);
     if (__builtin_expect(ret == 0, 1))
@@ -88,7 +78,7 @@ int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
 {
     int injected = 0;
     {
-        ofi_ep_guard g(ep);
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
         if (__builtin_expect(peer->failed, 0)) /* ep_peer_failed */
             return WEFT_PLUGIN_ERR_PEER_FAILED;
         ofi_op *op = ofi_op_get(ep);
@@ -102,7 +92,7 @@ int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
         op->kind = OFI_OP_SEND;
         ssize_t ret = -FI_EAGAIN;
         /* Behind a backlog a send waits its turn: sends keep their order. */
-        if (__builtin_expect(!ep->backlog_head, 1)) {
+        if (__builtin_expect(weft_kit_queue_empty(&ep->backlog), 1)) {
             for (int i = 0;; ++i) {
                 ret = ofi_send_post(ep, op, &injected);
                 if (__builtin_expect(ret != -FI_EAGAIN, 1) || i == OFI_SEND_RETRIES)
@@ -122,7 +112,7 @@ int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
             }
         } else if (ret == -FI_EAGAIN) {
             /* ep_progress posts it; its completion follows from there. */
-            ofi_backlog_push(ep, op);
+            weft_kit_queue_push(&ep->backlog, &op->link);
             ++peer->pending_sends;
             return WEFT_PLUGIN_OK;
         } else {
@@ -140,7 +130,7 @@ int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
 int ofi_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
                  void *context)
 {
-    ofi_ep_guard g(ep);
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
     ofi_op *op = ofi_op_get(ep);
     if (!op)
         return WEFT_PLUGIN_ERR_NOMEM;
@@ -171,7 +161,7 @@ int ofi_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *foun
     if (!ep || !found)
         return WEFT_PLUGIN_ERR_INVALID;
     *found = 0;
-    ofi_ep_guard g(ep);
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
     auto deadline = std::chrono::steady_clock::now() + OFI_PEEK_TIMEOUT;
     /* A previous probe gave up on its answer: it must arrive before the peek op is reused. */
     while (ep->peek_busy) {
@@ -220,8 +210,9 @@ int ofi_tag_cancel(weft_fabric_ep_t *ep, void *context)
 {
     if (!ep)
         return WEFT_PLUGIN_ERR_INVALID;
-    ofi_ep_guard g(ep);
-    for (ofi_op *op = ep->pending; op; op = op->next) {
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
+    WEFT_KIT_LIST_FOREACH(it, &ep->pending) {
+        ofi_op *op = ofi_op_of(it);
         if (op->kind == OFI_OP_RECV && op->context == context) {
             /* The FI_ECANCELED entry arrives through the CQ at a later ep_progress.  A
              * receive already matched is not canceled and completes normally. */
@@ -233,8 +224,8 @@ int ofi_tag_cancel(weft_fabric_ep_t *ep, void *context)
         }
     }
     /* Finished but not yet delivered: its completion (OK) still comes. */
-    for (ofi_op *op = ep->done_head; op; op = op->next)
-        if (op->context == context)
+    for (weft_kit_link_t *l = ep->done.first; l; l = l->next)
+        if (ofi_op_of(l)->context == context)
             return WEFT_PLUGIN_OK;
     return WEFT_PLUGIN_ERR_NOT_FOUND;
 }

@@ -24,7 +24,7 @@ ucs_status_t ucx_wait_request(weft_fabric_ep *ep, void *request,
     for (;;) {
         ucs_status_t status;
         {
-            ucx_ep_guard g(ep);
+            WEFT_KIT_EP_GUARD(g, &ep->lock);
             status = ucp_request_check_status(request);
         }
         if (status != UCS_INPROGRESS)
@@ -37,7 +37,7 @@ ucs_status_t ucx_wait_request(weft_fabric_ep *ep, void *request,
 
 void ucx_request_release(weft_fabric_ep *ep, void *request)
 {
-    ucx_ep_guard g(ep);
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
     ucp_request_free(request);
 }
 
@@ -50,8 +50,8 @@ ucs_status_ptr_t ucx_peer_close_start(weft_fabric_ep *ep, weft_fabric_peer *peer
         param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         param.flags = UCP_EP_CLOSE_FLAG_FORCE;
     }
-    ucx_ep_guard g(ep);
-    ucx_peer_list_remove(&ep->peers, peer);
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
+    weft_kit_list_unlink(&peer->link);
     return ucp_ep_close_nbx(peer->uep, &param);
 }
 
@@ -65,10 +65,10 @@ ucs_status_ptr_t ucx_peer_close_start(weft_fabric_ep *ep, weft_fabric_peer *peer
 size_t ucx_peer_orphan_sends(weft_fabric_ep *ep, weft_fabric_peer *peer,
                              int status = WEFT_PLUGIN_ERR_CANCELED)
 {
-    ucx_ep_guard g(ep);
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
     size_t n = 0;
-    while (peer->sends) {
-        ucx_req *req = peer->sends;
+    while (weft_kit_link_t *first = weft_kit_list_first(&peer->sends)) {
+        ucx_req *req = ucx_req_of(first);
         ucx_send_unlink(peer, req);
         req->status = status;
         req->orphaned = 1;
@@ -93,13 +93,13 @@ void ucx_peer_release(weft_fabric_ep *ep, weft_fabric_peer *peer)
                     "nobody received): completed as canceled",
                     n);
     }
-    ucx_ep_guard g(ep);
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
     if (peer->pending_sends == 0) {
         delete peer;
         return;
     }
     peer->closed = 1;
-    ucx_peer_list_add(&ep->zombies, peer);
+    weft_kit_list_push_front(&ep->zombies, &peer->link);
 }
 
 /* Closes a connection ep_peer_failed marked, never waiting for the peer, and frees or parks
@@ -111,18 +111,18 @@ void ucx_failed_peer_close(weft_fabric_ep *ep, weft_fabric_peer *peer)
     ucs_status_ptr_t sp = peer->close_req;
     peer->close_req = nullptr;
     if (peer->uep && peer->held_orphans != 0) {
-        ucx_ep_guard g(ep);
-        ucx_peer_list_remove(&ep->peers, peer);
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
+        weft_kit_list_unlink(&peer->link);
         peer->closed = 1;
-        ucx_peer_list_add(&ep->zombies, peer);
+        weft_kit_list_push_front(&ep->zombies, &peer->link);
         return;
     }
     if (peer->uep) {
         sp = ucx_peer_close_start(ep, peer, true);
         peer->uep = nullptr;
     } else {
-        ucx_ep_guard g(ep);
-        ucx_peer_list_remove(&ep->peers, peer);
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
+        weft_kit_list_unlink(&peer->link);
     }
     if (UCS_PTR_IS_PTR(sp)) {
         if (ucx_wait_request(ep, sp, std::chrono::steady_clock::now() + UCX_FAILED_CLOSE_TIMEOUT) ==
@@ -144,7 +144,7 @@ void ucx_peer_failed(void *arg, ucp_ep_h, ucs_status_t status)
 
 /* Endpoints (with their workers) kept at ep_close, for the life of the process. */
 std::mutex ucx_kept_lock;
-weft_fabric_ep *ucx_kept;
+weft_kit_list_t ucx_kept = WEFT_KIT_LIST_INITIALIZER(ucx_kept);
 
 void ucx_keep_forever(weft_fabric_ep *ep)
 {
@@ -154,26 +154,30 @@ void ucx_keep_forever(weft_fabric_ep *ep)
     if (dladdr(reinterpret_cast<void *>(&ucx_keep_forever), &info) && info.dli_fname)
         dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     std::lock_guard<std::mutex> g(ucx_kept_lock);
-    ep->prev = nullptr;
-    ep->next = ucx_kept;
-    ucx_kept = ep;
+    weft_kit_list_push_front(&ucx_kept, &ep->link);
 }
 
 } // namespace
 
 int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **out)
 {
-    if (!fabric || !attr || !out || attr->struct_size < WEFT_FABRIC_EP_ATTR_SIZE_V1_0 ||
-        !attr->complete)
+    if (!fabric || !out || !weft_kit_ep_attr_valid(attr))
         return WEFT_PLUGIN_ERR_INVALID;
-    size_t context_space = attr->struct_size >= sizeof(*attr) ? attr->context_space : 0;
+    size_t context_space = weft_kit_ep_attr_context_space(attr);
     *out = nullptr;
     auto *ep = new (std::nothrow) weft_fabric_ep();
     if (!ep)
         return WEFT_PLUGIN_ERR_NOMEM;
+    if (weft_kit_ep_lock_init(&ep->lock, attr->serial) != 0) {
+        delete ep;
+        return WEFT_PLUGIN_ERR_NOMEM;
+    }
     ep->fabric = fabric;
     ep->complete = attr->complete;
-    ep->serial = attr->serial != 0;
+    weft_kit_queue_init(&ep->done);
+    weft_kit_list_init(&ep->posted);
+    weft_kit_list_init(&ep->peers);
+    weft_kit_list_init(&ep->zombies);
     /* UCX's request at the start of the context, our state after it (UCX wants request_size
      * bytes before the pointer it is given); the context is 64-byte aligned, and UCX's
      * request size keeps ucx_req aligned. */
@@ -185,20 +189,18 @@ int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_f
     ucp_worker_params_t wp{};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_USER_DATA;
     /* Serial endpoints skip UCX's worker lock: that is the point of a stream. */
-    wp.thread_mode = ep->serial ? UCS_THREAD_MODE_SINGLE : UCS_THREAD_MODE_MULTI;
+    wp.thread_mode = ep->lock.serial ? UCS_THREAD_MODE_SINGLE : UCS_THREAD_MODE_MULTI;
     wp.user_data = ep;
     ucs_status_t status = ucp_worker_create(fabric->context, &wp, &ep->worker);
     if (status != UCS_OK) {
         ucx_log(fabric, WEFT_LOG_ERROR, "ucp_worker_create: %s", ucs_status_string(status));
+        weft_kit_ep_lock_destroy(&ep->lock);
         delete ep;
         return ucx_status_to_plugin(status);
     }
     {
         std::lock_guard<std::mutex> g(fabric->lock);
-        ep->next = fabric->eps;
-        if (fabric->eps)
-            fabric->eps->prev = ep;
-        fabric->eps = ep;
+        weft_kit_list_push_front(&fabric->eps, &ep->link);
     }
     *out = ep;
     return WEFT_PLUGIN_OK;
@@ -213,8 +215,8 @@ int ucx_ep_close(weft_fabric_ep_t *ep)
      * on force-closed connections with the status UCX gives them. */
     ucx_tag_cancel_all(ep);
     auto deadline = std::chrono::steady_clock::now() + UCX_DISCONNECT_TIMEOUT;
-    while (ep->peers) {
-        weft_fabric_peer *peer = ep->peers;
+    while (weft_kit_link_t *first = weft_kit_list_first(&ep->peers)) {
+        weft_fabric_peer *peer = ucx_peer_of(first);
         if (peer->failed) { /* its sends were completed by ep_peer_failed */
             ucx_failed_peer_close(ep, peer);
             continue;
@@ -228,10 +230,11 @@ int ucx_ep_close(weft_fabric_ep_t *ep)
                     "ep_close: connection closed with %zu send(s) in flight (e.g. a rendezvous "
                     "send nobody received): completed as canceled",
                     n);
-            ucx_ep_guard g(ep);
-            ucx_peer_list_remove(&ep->peers, peer);
+            WEFT_KIT_EP_GUARD(g, &ep->lock);
+            weft_kit_list_unlink(&peer->link);
             peer->closed = 1;
-            ucx_peer_list_add(&ep->zombies, peer); /* holds peer->uep for the kept worker */
+            /* On zombies it holds peer->uep for the kept worker. */
+            weft_kit_list_push_front(&ep->zombies, &peer->link);
             continue;
         }
         ucs_status_ptr_t sp = ucx_peer_close_start(ep, peer, true);
@@ -247,12 +250,7 @@ int ucx_ep_close(weft_fabric_ep_t *ep)
     bool keep = ep->orphans != 0;
     {
         std::lock_guard<std::mutex> g(fabric->lock);
-        if (ep->prev)
-            ep->prev->next = ep->next;
-        else
-            fabric->eps = ep->next;
-        if (ep->next)
-            ep->next->prev = ep->prev;
+        weft_kit_list_unlink(&ep->link);
         if (keep)
             ++fabric->kept_workers;
     }
@@ -269,11 +267,9 @@ int ucx_ep_close(weft_fabric_ep_t *ep)
         return WEFT_PLUGIN_OK;
     }
     ucp_worker_destroy(ep->worker);
-    while (ep->zombies) { /* no callback can name them any more */
-        weft_fabric_peer *peer = ep->zombies;
-        ucx_peer_list_remove(&ep->zombies, peer);
-        delete peer;
-    }
+    WEFT_KIT_LIST_FOREACH(it, &ep->zombies) /* no callback can name them any more */
+        delete ucx_peer_of(it);
+    weft_kit_ep_lock_destroy(&ep->lock);
     delete ep;
     return WEFT_PLUGIN_OK;
 }
@@ -286,7 +282,7 @@ int ucx_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len)
     size_t addr_len;
     ucs_status_t status;
     {
-        ucx_ep_guard g(ep);
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
         status = ucp_worker_get_address(ep->worker, &addr, &addr_len);
     }
     if (status != UCS_OK) {
@@ -294,19 +290,13 @@ int ucx_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len)
                 ucs_status_string(status));
         return ucx_status_to_plugin(status);
     }
-    size_t need = sizeof(ucx_address_header) + addr_len;
-    int rc = WEFT_PLUGIN_OK;
-    if (!buf || *len < need) {
-        rc = WEFT_PLUGIN_ERR_INVALID; /* *len tells the caller how much to give */
-    } else {
-        ucx_address_header h{UCX_ADDRESS_MAGIC, static_cast<uint32_t>(addr_len)};
-        memcpy(buf, &h, sizeof(h));
-        memcpy(static_cast<char *>(buf) + sizeof(h), addr, addr_len);
-    }
-    *len = need;
-    ucx_ep_guard g(ep);
+    /* Too small: *len tells the caller how much to give. */
+    unsigned char *payload = weft_kit_addr_write(&ucx_address_format, 0, buf, len, addr_len);
+    if (payload)
+        memcpy(payload, addr, addr_len);
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
     ucp_worker_release_address(ep->worker, addr);
-    return rc;
+    return payload ? WEFT_PLUGIN_OK : WEFT_PLUGIN_ERR_INVALID;
 }
 
 int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
@@ -315,13 +305,11 @@ int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
     if (!ep || !address || !out)
         return WEFT_PLUGIN_ERR_INVALID;
     *out = nullptr;
-    ucx_address_header h;
-    if (len < sizeof(h))
-        return WEFT_PLUGIN_ERR_UNREACHABLE;
-    memcpy(&h, address, sizeof(h));
-    if (h.magic != UCX_ADDRESS_MAGIC || h.length == 0 || h.length != len - sizeof(h)) {
-        ucx_log(ep->fabric, WEFT_LOG_ERROR,
-                "ep_connect: %zu-byte address is not a UCX endpoint address of this plugin", len);
+    char why[256];
+    const unsigned char *worker_address =
+        weft_kit_addr_read(&ucx_address_format, address, len, nullptr, nullptr, why, sizeof why);
+    if (!worker_address) {
+        ucx_log(ep->fabric, WEFT_LOG_ERROR, "ep_connect: %s", why);
         return WEFT_PLUGIN_ERR_UNREACHABLE;
     }
     auto *peer = new (std::nothrow) weft_fabric_peer();
@@ -340,14 +328,14 @@ int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
         params.err_handler.arg = peer;
     }
     peer->owner = ep;
-    params.address = reinterpret_cast<const ucp_address_t *>(
-        static_cast<const char *>(address) + sizeof(h));
+    weft_kit_list_init(&peer->sends);
+    params.address = reinterpret_cast<const ucp_address_t *>(worker_address);
     ucs_status_t status;
     {
-        ucx_ep_guard g(ep);
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
         status = ucp_ep_create(ep->worker, &params, &peer->uep);
         if (status == UCS_OK)
-            ucx_peer_list_add(&ep->peers, peer);
+            weft_kit_list_push_front(&ep->peers, &peer->link);
     }
     if (status != UCS_OK) {
         ucx_log(ep->fabric, WEFT_LOG_ERROR, "ucp_ep_create: %s", ucs_status_string(status));
@@ -376,7 +364,7 @@ int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
         ucp_request_param_t param{};
         ucs_status_ptr_t sp;
         {
-            ucx_ep_guard g(ep);
+            WEFT_KIT_EP_GUARD(g, &ep->lock);
             sp = ucp_ep_flush_nbx(peer->uep, &param);
         }
         ucs_status_t status = UCS_PTR_STATUS(sp);
@@ -414,22 +402,21 @@ namespace {
 /* Delivers the completions queued on ep (see ucx_done_push); n were delivered already. */
 __attribute__((noinline)) int ucx_ep_deliver_queued(weft_fabric_ep_t *ep, int n)
 {
-    ucx_req *head;
+    weft_kit_link_t *head;
     {
-        ucx_ep_guard g(ep);
-        head = ep->done_head;
-        ep->done_head = ep->done_tail = nullptr;
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
+        head = weft_kit_queue_take(&ep->done);
     }
     while (head) {
-        ucx_req *req = head;
-        head = req->next;
+        ucx_req *req = ucx_req_of(head);
+        head = head->next;
         void *context = req->context;
         weft_fabric_completion_t c{req->status, req->tag, req->length};
         /* Free before complete(): the core may post again from inside complete().  An
          * orphan UCX still holds keeps its callback (ucp_request_free would drop it), so that
          * its end is seen (ucx_send_done) and ep_close need not keep the worker for it. */
         {
-            ucx_ep_guard g(ep);
+            WEFT_KIT_EP_GUARD(g, &ep->lock);
             if (ucs_unlikely(req->orphaned))
                 ucp_request_release(req);
             else
@@ -444,9 +431,9 @@ __attribute__((noinline)) int ucx_ep_deliver_queued(weft_fabric_ep_t *ep, int n)
 __attribute__((noinline)) int ucx_ep_progress_locked(weft_fabric_ep_t *ep)
 {
     {
-        std::lock_guard<std::mutex> g(ep->lock);
+        WEFT_KIT_MUTEX_GUARD(g, &ep->lock.mutex); /* a shared endpoint */
         ucp_worker_progress(ep->worker);
-        if (!ep->done_head)
+        if (weft_kit_queue_empty(&ep->done))
             return 0;
     }
     return ucx_ep_deliver_queued(ep, 0);
@@ -458,13 +445,13 @@ __attribute__((noinline)) int ucx_ep_progress_locked(weft_fabric_ep_t *ep)
  * the rest lives out of line, and this function saves one register instead of six. */
 int ucx_ep_progress(weft_fabric_ep_t *ep)
 {
-    if (ucs_unlikely(!ep->serial))
+    if (ucs_unlikely(!ep->lock.serial))
         return ucx_ep_progress_locked(ep);
     ep->direct = 1;
     ep->delivered = 0;
     ucp_worker_progress(ep->worker);
     ep->direct = 0;
-    if (ucs_likely(!ep->done_head))
+    if (ucs_likely(weft_kit_queue_empty(&ep->done)))
         return ep->delivered;
     return ucx_ep_deliver_queued(ep, ep->delivered);
 }
@@ -473,7 +460,7 @@ int ucx_ep_wait_fd(weft_fabric_ep_t *ep, int *fd)
 {
     if (!ep || !fd)
         return WEFT_PLUGIN_ERR_INVALID;
-    ucx_ep_guard g(ep);
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
     ucs_status_t status = ucp_worker_get_efd(ep->worker, fd);
     if (status != UCS_OK)
         ucx_log(ep->fabric, WEFT_LOG_WARN, "ucp_worker_get_efd: %s", ucs_status_string(status));
@@ -484,8 +471,8 @@ int ucx_ep_arm(weft_fabric_ep_t *ep)
 {
     if (!ep)
         return WEFT_PLUGIN_ERR_INVALID;
-    ucx_ep_guard g(ep);
-    if (ep->done_head)
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
+    if (!weft_kit_queue_empty(&ep->done))
         return WEFT_PLUGIN_ERR_AGAIN; /* completions wait for delivery: do not sleep */
     ucs_status_t status = ucp_worker_arm(ep->worker);
     if (status == UCS_ERR_BUSY)
@@ -498,7 +485,7 @@ int ucx_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
     if (!ep || !peer)
         return WEFT_PLUGIN_ERR_INVALID;
     {
-        ucx_ep_guard g(ep);
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
         if (peer->failed)
             return WEFT_PLUGIN_OK; /* told before */
         peer->failed = 1; /* from now on tag_send fails at once */
@@ -520,7 +507,7 @@ int ucx_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
              * few local rounds let it, so that fewer are orphaned (an orphan UCX still holds
              * keeps the worker at ep_close).  Callbacks only queue here (ep->direct is 0);
              * nothing waits for the peer. */
-            for (int i = 0; i < 4 && peer->sends; ++i)
+            for (int i = 0; i < 4 && !weft_kit_list_empty(&peer->sends); ++i)
                 ucp_worker_progress(ep->worker);
         }
     }

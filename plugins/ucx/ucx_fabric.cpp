@@ -10,8 +10,6 @@
 #include <strings.h>
 #include <new>
 
-#define ucx_why(why, why_len, ...) (void)weft_plugin_whyf(why, why_len, 0, __VA_ARGS__)
-
 namespace {
 
 /* "1.0 (UCX 1.13.1)": the UCX part is the library actually loaded, filled in at dlopen. */
@@ -86,41 +84,35 @@ int ucx_status_to_plugin(ucs_status_t status)
 int ucx_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, char *why,
                     size_t why_len)
 {
-    if (!fabric_out) {
-        ucx_why(why, why_len, "ucx: init called without a fabric pointer");
-        return WEFT_PLUGIN_ERR_INVALID;
-    }
-    *fabric_out = nullptr;
-    if (host && host->struct_size < offsetof(weft_plugin_host_t, hint))
-        host = nullptr; /* too old to use safely: run without logging */
+    /* A host too old to hold log is dropped: the plugin runs without logging. */
+    int rc = weft_kit_fabric_init_begin(UCX_PLUGIN_NAME, fabric_out, &host, why, why_len);
+    if (rc != WEFT_PLUGIN_OK)
+        return rc;
 
     auto *fabric = new (std::nothrow) weft_fabric();
-    if (!fabric) {
-        ucx_why(why, why_len, "ucx: out of memory");
-        return WEFT_PLUGIN_ERR_NOMEM;
-    }
+    if (!fabric)
+        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_NOMEM, "ucx: out of memory");
     fabric->host = host;
+    weft_kit_list_init(&fabric->eps);
 
     ucp_config_t *config;
     ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
     if (status != UCS_OK) {
-        ucx_why(why, why_len, "ucp_config_read: %s (check the UCX_* environment variables)",
-                ucs_status_string(status));
         delete fabric;
-        return ucx_status_to_plugin(status);
+        return weft_kit_whyf(why, why_len, ucx_status_to_plugin(status),
+                             "ucp_config_read: %s (check the UCX_* environment variables)",
+                             ucs_status_string(status));
     }
     /* Hint weft_ucx_tls overrides UCX_TLS for this process only. */
-    const char *tls = nullptr;
-    if (host && host->struct_size >= sizeof(weft_plugin_host_t) && host->hint)
-        tls = host->hint(host->hint_ctx, "weft_ucx_tls");
+    const char *tls = weft_kit_host_hint(host, "weft_ucx_tls");
     if (tls && *tls) {
         status = ucp_config_modify(config, "TLS", tls);
         if (status != UCS_OK) {
-            ucx_why(why, why_len, "ucx: hint weft_ucx_tls='%s' rejected: %s", tls,
-                    ucs_status_string(status));
             ucp_config_release(config);
             delete fabric;
-            return WEFT_PLUGIN_ERR_INVALID;
+            return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_INVALID,
+                                 "ucx: hint weft_ucx_tls='%s' rejected: %s", tls,
+                                 ucs_status_string(status));
         }
     }
 
@@ -134,13 +126,9 @@ int ucx_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, 
      *         failure support on its shared-memory transports, so this mode EXCLUDES them:
      *         processes of one node then talk over tcp (several times slower), and
      *         UCX_TLS=shm,self cannot connect at all. */
-    const char *mode = nullptr;
-    const char *mode_from = "WEFT_UCX_ERROR_MODE";
-    if (host && host->struct_size >= sizeof(weft_plugin_host_t) && host->hint) {
-        mode = host->hint(host->hint_ctx, "weft_ucx_error_mode");
-        if (mode)
-            mode_from = "hint weft_ucx_error_mode (WEFT_UCX_ERROR_MODE)";
-    }
+    const char *mode = weft_kit_host_hint(host, "weft_ucx_error_mode");
+    const char *mode_from = mode ? "hint weft_ucx_error_mode (WEFT_UCX_ERROR_MODE)"
+                                 : "WEFT_UCX_ERROR_MODE";
     if (!mode)
         mode = getenv("WEFT_UCX_ERROR_MODE");
     if (!mode || !*mode || strcasecmp(mode, "none") == 0) {
@@ -148,12 +136,12 @@ int ucx_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, 
     } else if (strcasecmp(mode, "peer") == 0) {
         fabric->err_mode = UCP_ERR_HANDLING_MODE_PEER;
     } else {
-        ucx_why(why, why_len, "ucx: %s='%s' is not valid: use 'none' (default, shared memory) "
-                "or 'peer' (peer failure detection; excludes shared memory in UCX 1.13)",
-                mode_from, mode);
         ucp_config_release(config);
         delete fabric;
-        return WEFT_PLUGIN_ERR_INVALID;
+        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_INVALID,
+                             "ucx: %s='%s' is not valid: use 'none' (default, shared memory) "
+                             "or 'peer' (peer failure detection; excludes shared memory in UCX "
+                             "1.13)", mode_from, mode);
     }
 
     ucp_params_t params{};
@@ -167,12 +155,10 @@ int ucx_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, 
     status = ucp_init(&params, config, &fabric->context);
     ucp_config_release(config);
     if (status != UCS_OK) {
-        ucx_why(why, why_len,
-                "ucp_init: %s (no usable UCX transport: check `ucx_info -d`, set UCX_TLS, "
-                "e.g. UCX_TLS=tcp,shm,self)",
-                ucs_status_string(status));
         delete fabric;
-        return ucx_status_to_plugin(status);
+        return weft_kit_whyf(why, why_len, ucx_status_to_plugin(status),
+                             "ucp_init: %s (no usable UCX transport: check `ucx_info -d`, set "
+                             "UCX_TLS, e.g. UCX_TLS=tcp,shm,self)", ucs_status_string(status));
     }
 
     fabric->flags = WEFT_FABRIC_CAP_WAIT_FD | WEFT_FABRIC_CAP_THREAD_SAFE;
@@ -196,13 +182,14 @@ int ucx_fabric_finalize(weft_fabric_t *fabric)
     if (!fabric)
         return WEFT_PLUGIN_ERR_INVALID;
     for (;;) {
-        weft_fabric_ep *ep;
+        weft_kit_link_t *first;
         {
             std::lock_guard<std::mutex> g(fabric->lock);
-            ep = fabric->eps;
+            first = weft_kit_list_first(&fabric->eps);
         }
-        if (!ep)
+        if (!first)
             break;
+        weft_fabric_ep *ep = WEFT_KIT_CONTAINER_OF(first, weft_fabric_ep, link);
         ucx_log(fabric, WEFT_LOG_WARN, "finalize: closing an endpoint the core left open");
         ucx_ep_close(ep);
     }
@@ -232,11 +219,10 @@ int ucx_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps)
             size_t measured = ucx_measure_address(fabric);
             /* Workers of one context pack the same transports; double it for headroom
              * (devices that come up later, differing thread modes) and add our header. */
-            fabric->address_size = (measured ? 2 * measured : 4096) + sizeof(ucx_address_header);
+            fabric->address_size = (measured ? 2 * measured : 4096) + WEFT_KIT_ADDR_HEADER_SIZE;
         }
     }
     weft_fabric_caps_t c{};
-    c.struct_size = caps->struct_size;
     c.flags = fabric->flags;
     c.max_message_size = SIZE_MAX;
     /* UCX gives no guarantee that a send completes at once (it usually does for eager
@@ -248,27 +234,35 @@ int ucx_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps)
     /* Room for a receive's UCX request and our state after it, in the core's context
      * (ucx_ep_open checks what it got the same way). */
     c.context_space = ucx_context_space_wanted(fabric);
-    size_t n = caps->struct_size < sizeof(c) ? caps->struct_size : sizeof(c);
-    memcpy(caps, &c, n);
-    return WEFT_PLUGIN_OK;
+    return weft_kit_caps_write(caps, &c);
 }
 
 namespace {
+/* Every operation by name, in the order of weft_fabric_ops_v1_t; NULL: not supported. */
 const weft_fabric_ops_v1_t ucx_ops = {
-    ucx_fabric_init,  ucx_fabric_finalize, ucx_fabric_query, ucx_ep_open,   ucx_ep_close,
-    ucx_ep_address,   ucx_ep_connect,      ucx_ep_disconnect, ucx_tag_send, ucx_tag_recv,
-    ucx_tag_probe,    ucx_tag_cancel,      ucx_ep_progress,   ucx_ep_wait_fd, ucx_ep_arm,
-    nullptr,          nullptr,             nullptr,           nullptr, /* no global kernels */
-    ucx_ep_peer_failed,
-    nullptr, /* stats: not kept */
-    ucx_tag_send_now,
+    .init = ucx_fabric_init,
+    .finalize = ucx_fabric_finalize,
+    .query = ucx_fabric_query,
+    .ep_open = ucx_ep_open,
+    .ep_close = ucx_ep_close,
+    .ep_address = ucx_ep_address,
+    .ep_connect = ucx_ep_connect,
+    .ep_disconnect = ucx_ep_disconnect,
+    .tag_send = ucx_tag_send,
+    .tag_recv = ucx_tag_recv,
+    .tag_probe = ucx_tag_probe,
+    .cancel = ucx_tag_cancel,
+    .ep_progress = ucx_ep_progress,
+    .ep_wait_fd = ucx_ep_wait_fd,
+    .ep_arm = ucx_ep_arm,
+    .kernel_table = nullptr, /* no global kernels */
+    .kernel_bind = nullptr,
+    .kernel_unbind = nullptr,
+    .kernel_send = nullptr,
+    .ep_peer_failed = ucx_ep_peer_failed,
+    .stats = nullptr, /* not kept */
+    .tag_send_now = ucx_tag_send_now,
 };
 } // namespace
 
-extern "C" {
-__attribute__((visibility("default"))) extern const weft_plugin_v1_t weft_plugin_v1;
-const weft_plugin_v1_t weft_plugin_v1 = {
-    WEFT_PLUGIN_ABI_MAJOR,  WEFT_PLUGIN_ABI_MINOR, WEFT_PLUGIN_KIND_FABRIC, UCX_PLUGIN_NAME,
-    ucx_version_text,       100,                   &ucx_ops,
-};
-}
+WEFT_KIT_PLUGIN_DEFINE(WEFT_PLUGIN_KIND_FABRIC, UCX_PLUGIN_NAME, ucx_version_text, 100, &ucx_ops);

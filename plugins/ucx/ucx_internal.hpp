@@ -1,8 +1,9 @@
-/* Internal structures of the UCX fabric plugin.  Only api/weft/plugin.h and UCX are visible. */
+/* Internal structures of the UCX fabric plugin.  Only api/weft/plugin.h (with the plugin kit,
+ * api/weft/plugin_kit.h) and UCX are visible. */
 #ifndef WEFT_UCX_INTERNAL_HPP
 #define WEFT_UCX_INTERNAL_HPP
 
-#include <weft/plugin.h>
+#include <weft/plugin_kit.h>
 
 #include <ucp/api/ucp.h>
 
@@ -16,10 +17,11 @@
  * UCX's request before it (UCP_OP_ATTR_FIELD_REQUEST).  Either way posting allocates
  * nothing; the second also spares UCX's pool and keeps one operation's state together. */
 struct ucx_req {
+    /* The posted-receive list or the peer's in-flight sends (lists), the done queue, or the
+     * receive's inline chain (through next).  First, so that a link is its request. */
+    weft_kit_link_t link;
     void *context;          /* the core's context, given back in complete() */
     weft_fabric_peer *peer; /* sends: the connection, for its pending-send count */
-    ucx_req *next;          /* done list, posted-receive list, or the peer's in-flight sends */
-    ucx_req *prev;          /* posted-receive list, or the peer's in-flight sends */
     uint64_t tag;
     size_t length;
     int status;             /* WEFT_PLUGIN_* once the UCX callback has run */
@@ -29,6 +31,11 @@ struct ucx_req {
     int orphaned;
     int user_mem;           /* in the core's context space: never given back to UCX */
 };
+
+inline ucx_req *ucx_req_of(weft_kit_link_t *link)
+{
+    return WEFT_KIT_CONTAINER_OF(link, ucx_req, link);
+}
 
 /* Returns a finished request's memory to UCX, unless it is the core's. */
 inline void ucx_req_free(ucx_req *req)
@@ -46,7 +53,7 @@ struct weft_fabric {
      * UCP_ERR_HANDLING_MODE_NONE (default, allows shared memory) or _PEER. */
     ucp_err_handling_mode_t err_mode;
     std::mutex lock;         /* the endpoint list: endpoints open/close from any thread */
-    weft_fabric_ep *eps;
+    weft_kit_list_t eps;     /* open endpoints (weft_fabric_ep::link) */
     size_t kept_workers;     /* workers kept at ep_close (sends in flight): no ucp_cleanup */
     size_t request_size;     /* UCX's ucp_request_t (ucp_context_query), 0 when unknown */
 };
@@ -64,7 +71,7 @@ struct weft_fabric_peer {
     weft_fabric_ep *owner;
     ucs_status_t failure;    /* set by UCX's error handler: the peer is gone */
     size_t pending_sends;    /* sends UCX has not completed yet */
-    ucx_req *sends;          /* those sends (a list through ucx_req::prev/next) */
+    weft_kit_list_t sends;   /* those sends (ucx_req::link), newest first */
     int closed;              /* disconnected, kept (on ep->zombies) until pending_sends is 0 */
     /* ep_peer_failed: the core says the process is dead.  Sends fail at once, nothing waits
      * for it.  In mode PEER uep was force-closed then (nullptr; close_req, if any, is
@@ -73,79 +80,65 @@ struct weft_fabric_peer {
     int failed;
     void *close_req;
     size_t held_orphans;
-    weft_fabric_peer *prev, *next;
+    weft_kit_link_t link;    /* on its endpoint's peers or zombies */
 };
 
+/* The fields the send, receive and progress paths use keep the offsets they had before the
+ * kit's types came in (its lists are 8 bytes longer than a head pointer): the posted list
+ * went to the end of the receive parameters, ureq_offset to where it was. */
 struct weft_fabric_ep {
     weft_fabric *fabric;
     ucp_worker_h worker;
     weft_fabric_complete_fn complete;
-    int serial;              /* the core promises one thread at a time: take no lock */
-    /* Shared endpoints only: every UCX call on the worker runs under this lock, so UCX
-     * callbacks (which only queue work) never race with the posting code. */
-    std::mutex lock;
+    /* lock.serial: the core promises one thread at a time, and no lock is taken.  Shared
+     * endpoints only: every UCX call on the worker runs under lock, so UCX callbacks (which
+     * only queue work) never race with the posting code. */
+    weft_kit_ep_lock_t lock;
     /* UCX callbacks queue finished requests here; ep_progress delivers them to the core
      * outside any lock, so complete() may post new operations.  Exception, the hot path:
      * while ep_progress runs UCX on a serial endpoint (direct set), callbacks deliver at once
      * (free the UCX request, call complete(), count it in delivered).  The core's complete()
      * only records the result, and a serial endpoint holds no lock; a plugin user whose
      * complete() posted on the same endpoint would post from inside a UCX callback. */
-    ucx_req *done_head, *done_tail;
+    weft_kit_queue_t done;
     int direct;
     int delivered;
-    ucx_req *posted;         /* receives that may still be canceled */
-    /* While tag_recv is inside UCX, callbacks queue here instead, so the receive that UCX
-     * completes at once is delivered by tag_recv itself. */
+    /* Receives keep UCX's request and their ucx_req in the core's context: the ucx_req sits
+     * this many bytes into it, after UCX's request.  0: the core gives no (or too little)
+     * context space, and receives use UCX's pool. */
+    size_t ureq_offset;
+    /* While tag_recv is inside UCX, callbacks chain here (newest first, through link.next)
+     * instead, so the receive that UCX completes at once is delivered by tag_recv itself. */
     int posting;
-    ucx_req *inline_head;
+    weft_kit_link_t *inline_head;
     /* Parameters of every tagged send and receive, filled once at ep_open (UCX only reads
      * them): posting copies nothing. */
     ucp_request_param_t send_param;
     ucp_request_param_t send_now_param; /* FORCE_IMM_CMPL: tag_send_now */
     ucp_request_param_t recv_param;
-    /* Receives keep UCX's request and their ucx_req in the core's context: the ucx_req sits
-     * this many bytes into it, after UCX's request.  0: the core gives no (or too little)
-     * context space, and receives use UCX's pool. */
-    size_t ureq_offset;
-    weft_fabric_peer *peers; /* connections still open, force-closed by ep_close */
-    weft_fabric_peer *zombies; /* disconnected, but UCX still owes send callbacks naming them */
+    weft_kit_list_t posted;  /* receives that may still be canceled (ucx_req::link) */
+    weft_kit_list_t peers;   /* connections still open, force-closed by ep_close */
+    weft_kit_list_t zombies; /* disconnected, but UCX still owes send callbacks naming them */
     /* Sends completed as CANCELED by a close while UCX still held them (ucx_req::orphaned)
      * and whose UCX callback has not run yet.  Non-zero at ep_close: UCX 1.13 cannot cancel
      * them, so the worker is kept, not destroyed (see ucx_ep_close). */
     size_t orphans;
-    weft_fabric_ep *prev, *next;
+    weft_kit_link_t link;    /* on the fabric's eps, or (kept at ep_close) on the kept list */
 };
 
-/* Takes the endpoint lock only for shared (non-serial) endpoints. */
-class ucx_ep_guard {
-public:
-    explicit ucx_ep_guard(weft_fabric_ep *ep) : ep_(ep)
-    {
-        if (!ep_->serial)
-            ep_->lock.lock();
-    }
-    ~ucx_ep_guard()
-    {
-        if (!ep_->serial)
-            ep_->lock.unlock();
-    }
-    ucx_ep_guard(const ucx_ep_guard &) = delete;
-    ucx_ep_guard &operator=(const ucx_ep_guard &) = delete;
-
-private:
-    weft_fabric_ep *ep_;
-};
-
-/* The address we hand out is a small header followed by the UCP worker address, so that
- * ep_connect can reject a truncated buffer or another fabric's address instead of letting
- * UCX unpack garbage. */
-struct ucx_address_header {
-    uint32_t magic;          /* UCX_ADDRESS_MAGIC */
-    uint32_t length;         /* bytes of UCP worker address that follow */
-};
-constexpr uint32_t UCX_ADDRESS_MAGIC = 0x58435557u; /* "WUCX" little-endian */
+inline weft_fabric_peer *ucx_peer_of(weft_kit_link_t *link)
+{
+    return WEFT_KIT_CONTAINER_OF(link, weft_fabric_peer, link);
+}
 
 constexpr const char *UCX_PLUGIN_NAME = "ucx";
+
+/* The address we hand out is the kit's header ("WUCX", version 1, info 0) followed by the
+ * UCP worker address, so that ep_connect rejects another fabric's address or junk instead of
+ * letting UCX unpack garbage. */
+constexpr weft_kit_addr_format_t ucx_address_format = {UCX_PLUGIN_NAME,
+                                                       WEFT_KIT_MAGIC('W', 'U', 'C', 'X'), 1, 1,
+                                                       SIZE_MAX - WEFT_KIT_ADDR_HEADER_SIZE};
 
 int ucx_status_to_plugin(ucs_status_t status);
 /* The same, with UCS_OK (every completion on the hot path) decided inline. */
@@ -155,75 +148,36 @@ inline int ucx_status_to_plugin_fast(ucs_status_t status)
 }
 /* ucx_log(fabric, level, fmt, ...): one line to Weft's log through the fabric's host. */
 #define ucx_log(fabric, level, ...) \
-    weft_plugin_logf((fabric) ? (fabric)->host : nullptr, level, UCX_PLUGIN_NAME, __VA_ARGS__)
+    weft_kit_logf((fabric) ? (fabric)->host : nullptr, level, UCX_PLUGIN_NAME, __VA_ARGS__)
 
 /* Queue a finished request on its endpoint (called from UCX callbacks, under the guard). */
 inline void ucx_done_push(weft_fabric_ep *ep, ucx_req *req)
 {
     if (ep->posting) {
-        req->next = ep->inline_head;
-        ep->inline_head = req;
+        req->link.next = ep->inline_head;
+        ep->inline_head = &req->link;
         return;
     }
-    req->next = nullptr;
-    if (ep->done_tail)
-        ep->done_tail->next = req;
-    else
-        ep->done_head = req;
-    ep->done_tail = req;
-}
-
-inline void ucx_peer_list_remove(weft_fabric_peer **head, weft_fabric_peer *peer)
-{
-    if (peer->prev)
-        peer->prev->next = peer->next;
-    else
-        *head = peer->next;
-    if (peer->next)
-        peer->next->prev = peer->prev;
-    peer->prev = peer->next = nullptr;
-}
-
-inline void ucx_peer_list_add(weft_fabric_peer **head, weft_fabric_peer *peer)
-{
-    peer->prev = nullptr;
-    peer->next = *head;
-    if (*head)
-        (*head)->prev = peer;
-    *head = peer;
+    weft_kit_queue_push(&ep->done, &req->link);
 }
 
 inline void ucx_send_link(weft_fabric_peer *peer, ucx_req *req)
 {
-    req->prev = nullptr;
-    req->next = peer->sends;
-    if (peer->sends)
-        peer->sends->prev = req;
-    peer->sends = req;
+    weft_kit_list_push_front(&peer->sends, &req->link);
     ++peer->pending_sends;
 }
 
 inline void ucx_send_unlink(weft_fabric_peer *peer, ucx_req *req)
 {
-    if (req->prev)
-        req->prev->next = req->next;
-    else
-        peer->sends = req->next;
-    if (req->next)
-        req->next->prev = req->prev;
+    weft_kit_list_unlink(&req->link);
     --peer->pending_sends;
 }
 
-inline void ucx_posted_unlink(weft_fabric_ep *ep, ucx_req *req)
+inline void ucx_posted_unlink(ucx_req *req)
 {
     if (!req->posted)
         return;
-    if (req->prev)
-        req->prev->next = req->next;
-    else
-        ep->posted = req->next;
-    if (req->next)
-        req->next->prev = req->prev;
+    weft_kit_list_unlink(&req->link);
     req->posted = 0;
 }
 

@@ -27,7 +27,7 @@ void ucx_send_done(void *request, ucs_status_t status, void *user_data)
         req->status = WEFT_PLUGIN_ERR_PEER_FAILED;
     ucx_send_unlink(peer, req);
     if (peer->pending_sends == 0 && peer->closed) {
-        ucx_peer_list_remove(&ep->zombies, peer);
+        weft_kit_list_unlink(&peer->link); /* off ep->zombies */
         delete peer;
     }
     if (ep->direct && !ep->posting) {
@@ -55,7 +55,7 @@ void ucx_recv_done(void *request, ucs_status_t status, const ucp_tag_recv_info_t
         c.tag = req->tag;
         c.length = 0;
     }
-    ucx_posted_unlink(ep, req);
+    ucx_posted_unlink(req);
     if (ep->direct && !ep->posting) { /* inside ep_progress, not inside a post from complete() */
         void *context = req->context;
         ucx_req_free(req);
@@ -118,7 +118,7 @@ __attribute__((noinline)) int ucx_tag_send_locked(weft_fabric_ep_t *ep, weft_fab
 {
     ucs_status_ptr_t sp;
     {
-        std::lock_guard<std::mutex> g(ep->lock);
+        WEFT_KIT_MUTEX_GUARD(g, &ep->lock.mutex); /* a shared endpoint */
         if (ucs_unlikely(peer->failed)) /* ep_peer_failed: its uep may be gone */
             return WEFT_PLUGIN_ERR_PEER_FAILED;
         sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &ep->send_param);
@@ -140,7 +140,7 @@ int ucx_send_now_result(weft_fabric_ep_t *ep, ucs_status_ptr_t sp)
     if (sp == nullptr)
         return WEFT_PLUGIN_OK;
     if (UCS_PTR_IS_PTR(sp)) { /* FORCE_IMM_CMPL never posts; should UCX do so, finish it */
-        ucx_ep_guard g(ep);
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
         while (ucp_request_check_status(sp) == UCS_INPROGRESS)
             ucp_worker_progress(ep->worker);
         ucp_request_free(sp);
@@ -155,7 +155,7 @@ __attribute__((noinline)) int ucx_tag_send_now_locked(weft_fabric_ep_t *ep, weft
 {
     ucs_status_ptr_t sp;
     {
-        std::lock_guard<std::mutex> g(ep->lock);
+        WEFT_KIT_MUTEX_GUARD(g, &ep->lock.mutex); /* a shared endpoint */
         if (peer->failed)
             return WEFT_PLUGIN_ERR_PEER_FAILED;
         sp = ucp_tag_send_nbx(peer->uep, buf, len, tag, &ep->send_now_param);
@@ -170,7 +170,7 @@ int ucx_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void 
 {
     if (ucs_unlikely(!ep || !peer))
         return WEFT_PLUGIN_ERR_INVALID;
-    if (ucs_unlikely(!ep->serial))
+    if (ucs_unlikely(!ep->lock.serial))
         return ucx_tag_send_now_locked(ep, peer, buf, len, tag);
     if (ucs_unlikely(peer->failed)) /* ep_peer_failed: its uep may be gone */
         return WEFT_PLUGIN_ERR_PEER_FAILED;
@@ -183,7 +183,7 @@ int ucx_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void 
 int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
                  uint64_t tag, void *context)
 {
-    if (ucs_unlikely(!ep->serial))
+    if (ucs_unlikely(!ep->lock.serial))
         return ucx_tag_send_locked(ep, peer, buf, len, tag, context);
     if (ucs_unlikely(peer->failed)) /* ep_peer_failed: its uep may be gone */
         return WEFT_PLUGIN_ERR_PEER_FAILED;
@@ -204,11 +204,7 @@ namespace {
 /* A receive not yet matched goes on the posted list, where cancel finds it. */
 inline void ucx_posted_push(weft_fabric_ep_t *ep, ucx_req *req)
 {
-    req->prev = nullptr;
-    req->next = ep->posted;
-    if (ep->posted)
-        ep->posted->prev = req;
-    ep->posted = req;
+    weft_kit_list_push_front(&ep->posted, &req->link);
     req->posted = 1;
 }
 
@@ -228,7 +224,7 @@ inline __attribute__((always_inline)) int ucx_tag_recv_post(weft_fabric_ep_t *ep
     /* UCX's mask names the bits that must match; ours names the bits to ignore. */
     ucs_status_ptr_t sp = ucp_tag_recv_nbx(ep->worker, buf, len, tag, ~ignore, &ep->recv_param);
     ep->posting = 0;
-    ucx_req *early = ep->inline_head;
+    weft_kit_link_t *early = ep->inline_head;
     if (ucs_likely(UCS_PTR_IS_PTR(sp) && !early)) {
         /* Not matched yet: cancel finds it on the posted list. */
         auto *req = static_cast<ucx_req *>(sp);
@@ -239,19 +235,22 @@ inline __attribute__((always_inline)) int ucx_tag_recv_post(weft_fabric_ep_t *ep
     ep->inline_head = nullptr;
     if (!UCS_PTR_IS_PTR(sp)) {
         /* Not posted (NO_IMM_CMPL never gives NULL): no callback may follow. */
-        for (ucx_req *r = early; r; r = r->next)
-            ucx_done_push(ep, r);
+        while (early) {
+            weft_kit_link_t *next = early->next;
+            ucx_done_push(ep, ucx_req_of(early));
+            early = next;
+        }
         return ucx_status_to_plugin(sp ? UCS_PTR_STATUS(sp) : UCS_ERR_NO_MESSAGE);
     }
     auto *req = static_cast<ucx_req *>(sp);
     req->context = context;
     ucx_req *now = nullptr;
     while (early) { /* normally just req itself */
-        ucx_req *next = early->next;
-        if (early == req)
+        weft_kit_link_t *next = early->next;
+        if (early == &req->link)
             now = req;
         else
-            ucx_done_push(ep, early);
+            ucx_done_push(ep, ucx_req_of(early));
         early = next;
     }
     if (!now) {
@@ -269,7 +268,7 @@ __attribute__((noinline)) int ucx_tag_recv_locked(weft_fabric_ep_t *ep, void *bu
     weft_fabric_completion_t c;
     int rc;
     {
-        std::lock_guard<std::mutex> g(ep->lock);
+        WEFT_KIT_MUTEX_GUARD(g, &ep->lock.mutex); /* a shared endpoint */
         rc = ucx_tag_recv_post(ep, buf, len, tag, ignore, context, &c);
     }
     if (rc <= 0)
@@ -283,7 +282,7 @@ __attribute__((noinline)) int ucx_tag_recv_locked(weft_fabric_ep_t *ep, void *bu
 int ucx_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
                  void *context)
 {
-    if (ucs_unlikely(!ep->serial))
+    if (ucs_unlikely(!ep->lock.serial))
         return ucx_tag_recv_locked(ep, buf, len, tag, ignore, context);
     weft_fabric_completion_t c;
     int rc = ucx_tag_recv_post(ep, buf, len, tag, ignore, context, &c);
@@ -302,7 +301,7 @@ int ucx_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *foun
     ucp_tag_recv_info_t info;
     ucp_tag_message_h msg;
     {
-        ucx_ep_guard g(ep);
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
         msg = ucp_tag_probe_nb(ep->worker, tag, ~ignore, 0, &info);
     }
     *found = msg != nullptr;
@@ -319,8 +318,9 @@ int ucx_tag_cancel(weft_fabric_ep_t *ep, void *context)
 {
     if (!ep)
         return WEFT_PLUGIN_ERR_INVALID;
-    ucx_ep_guard g(ep);
-    for (ucx_req *req = ep->posted; req; req = req->next) {
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
+    WEFT_KIT_LIST_FOREACH(it, &ep->posted) {
+        ucx_req *req = ucx_req_of(it);
         if (req->context == context) {
             /* UCX runs the callback at once for a receive it removes; the callback only
              * queues it, so the CANCELED completion arrives at the next ep_progress.  A
@@ -330,20 +330,16 @@ int ucx_tag_cancel(weft_fabric_ep_t *ep, void *context)
         }
     }
     /* Finished but not yet delivered: its completion (OK) still comes. */
-    for (ucx_req *req = ep->done_head; req; req = req->next)
-        if (req->context == context)
+    for (weft_kit_link_t *l = ep->done.first; l; l = l->next)
+        if (ucx_req_of(l)->context == context)
             return WEFT_PLUGIN_OK;
     return WEFT_PLUGIN_ERR_NOT_FOUND;
 }
 
 void ucx_tag_cancel_all(weft_fabric_ep_t *ep)
 {
-    ucx_ep_guard g(ep);
+    WEFT_KIT_EP_GUARD(g, &ep->lock);
     /* Each cancel unlinks its request through the callback; a matched one stays. */
-    ucx_req *req = ep->posted;
-    while (req) {
-        ucx_req *next = req->next;
-        ucp_request_cancel(ep->worker, req);
-        req = next;
-    }
+    WEFT_KIT_LIST_FOREACH(it, &ep->posted)
+        ucp_request_cancel(ep->worker, ucx_req_of(it));
 }

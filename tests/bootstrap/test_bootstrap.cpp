@@ -14,6 +14,7 @@
 #include <string>
 
 #include "bootstrap/bootstrap.hpp"
+#include "error_detail.hpp"
 #include "kvs_wire.hpp"
 #include "server_thread.hpp"
 #include "weft/weft.h"
@@ -24,13 +25,6 @@ using namespace std::string_literals;
 namespace {
 
 const std::string token = "00112233445566778899aabbccddeeff";
-
-std::string error_detail() {
-    char buf[WEFT_MAX_ERROR_STRING];
-    size_t len = 0;
-    weft_error_detail(buf, &len);
-    return std::string(buf, len);
-}
 
 // Sets environment variables for one test and restores them afterwards.
 class env_guard {
@@ -311,21 +305,21 @@ TEST(WeftrunBootstrap, PutFenceGetThroughTheServer) {
     env_guard env;
     env.weftrun(srv.port(), 0, 1);
     std::unique_ptr<weft::bootstrap> b;
-    ASSERT_EQ(weft::bootstrap_open(b), WEFT_SUCCESS) << error_detail();
+    ASSERT_EQ(weft::bootstrap_open(b), WEFT_SUCCESS) << harness::detail();
     EXPECT_STREQ(b->name(), "weftrun");
     EXPECT_EQ(b->rank(), 0);
     EXPECT_EQ(b->size(), 1);
     std::string value(5000, '\0');
     for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>(i * 31);
-    ASSERT_EQ(b->put("weft.ep.0", value), WEFT_SUCCESS) << error_detail();
-    ASSERT_EQ(b->fence(), WEFT_SUCCESS) << error_detail();
+    ASSERT_EQ(b->put("weft.ep.0", value), WEFT_SUCCESS) << harness::detail();
+    ASSERT_EQ(b->fence(), WEFT_SUCCESS) << harness::detail();
     std::string got;
-    ASSERT_EQ(b->get(0, "weft.ep.0", got), WEFT_SUCCESS) << error_detail();
+    ASSERT_EQ(b->get(0, "weft.ep.0", got), WEFT_SUCCESS) << harness::detail();
     EXPECT_EQ(got, value);
     EXPECT_EQ(b->get(0, "missing", got), WEFT_ERR_BOOTSTRAP);
-    EXPECT_NE(error_detail().find("not found"), std::string::npos) << error_detail();
+    EXPECT_NE(harness::detail().find("not found"), std::string::npos) << harness::detail();
     EXPECT_EQ(b->get(1, "weft.ep.0", got), WEFT_ERR_RANK);
-    EXPECT_EQ(b->finalize(), WEFT_SUCCESS) << error_detail();
+    EXPECT_EQ(b->finalize(), WEFT_SUCCESS) << harness::detail();
     EXPECT_NE(b->put("late", "x"), WEFT_SUCCESS);
 }
 
@@ -336,7 +330,7 @@ TEST(WeftrunBootstrap, WrongTokenFailsWithAMessage) {
     std::unique_ptr<weft::bootstrap> b;
     EXPECT_EQ(weft::bootstrap_open(b), WEFT_ERR_BOOTSTRAP);
     EXPECT_FALSE(b);
-    EXPECT_NE(error_detail().find("wrong job token"), std::string::npos) << error_detail();
+    EXPECT_NE(harness::detail().find("wrong job token"), std::string::npos) << harness::detail();
 }
 
 TEST(WeftrunBootstrap, BadEnvironmentNamesTheVariable) {
@@ -352,7 +346,7 @@ TEST(WeftrunBootstrap, BadEnvironmentNamesTheVariable) {
         env.weftrun(srv.port(), 0, 2);
         env.set(c.var, c.value);
         EXPECT_EQ(weft::bootstrap_open(b), WEFT_ERR_BOOTSTRAP) << c.var;
-        EXPECT_NE(error_detail().find(c.var), std::string::npos) << c.var << ": " << error_detail();
+        EXPECT_NE(harness::detail().find(c.var), std::string::npos) << c.var << ": " << harness::detail();
     }
 }
 
@@ -374,7 +368,7 @@ TEST(WeftrunBootstrap, SilentServerTimesOut) {
     EXPECT_EQ(weft::bootstrap_open(b), WEFT_ERR_BOOTSTRAP);
     auto took = std::chrono::steady_clock::now() - t0;
     EXPECT_LT(took, std::chrono::seconds(5));
-    EXPECT_NE(error_detail().find("WEFT_BOOTSTRAP_TIMEOUT"), std::string::npos) << error_detail();
+    EXPECT_NE(harness::detail().find("WEFT_BOOTSTRAP_TIMEOUT"), std::string::npos) << harness::detail();
     ::close(fd);
 }
 
@@ -392,14 +386,14 @@ TEST(WeftrunBootstrap, NoServerFailsNamingWeftKvs) {
     env.weftrun(ntohs(a.sin_port), 0, 1);
     std::unique_ptr<weft::bootstrap> b;
     EXPECT_EQ(weft::bootstrap_open(b), WEFT_ERR_BOOTSTRAP);
-    EXPECT_NE(error_detail().find("WEFT_KVS"), std::string::npos) << error_detail();
+    EXPECT_NE(harness::detail().find("WEFT_KVS"), std::string::npos) << harness::detail();
 }
 
 TEST(SingletonBootstrap, LocalKeyValueStore) {
     env_guard env;
     env.clear_launchers();
     std::unique_ptr<weft::bootstrap> b;
-    ASSERT_EQ(weft::bootstrap_open(b), WEFT_SUCCESS) << error_detail();
+    ASSERT_EQ(weft::bootstrap_open(b), WEFT_SUCCESS) << harness::detail();
     EXPECT_STREQ(b->name(), "singleton");
     EXPECT_EQ(b->rank(), 0);
     EXPECT_EQ(b->size(), 1);
@@ -419,12 +413,12 @@ TEST(Pmi1Bootstrap, BadPmiEnvironmentNamesTheVariable) {
     std::unique_ptr<weft::bootstrap> b;
     env.set("PMI_FD", "not-a-number");
     EXPECT_EQ(weft::bootstrap_open(b), WEFT_ERR_BOOTSTRAP);
-    EXPECT_NE(error_detail().find("PMI_FD"), std::string::npos) << error_detail();
+    EXPECT_NE(harness::detail().find("PMI_FD"), std::string::npos) << harness::detail();
     env.set("PMI_FD", "1000");
     env.set("PMI_SIZE", "2");
     env.set("PMI_RANK", "7");
     EXPECT_EQ(weft::bootstrap_open(b), WEFT_ERR_BOOTSTRAP);
-    EXPECT_NE(error_detail().find("PMI_RANK"), std::string::npos) << error_detail();
+    EXPECT_NE(harness::detail().find("PMI_RANK"), std::string::npos) << harness::detail();
 }
 
 TEST(PmixBootstrap, WithoutPmixTheMessageSaysHowToGetIt) {
@@ -437,6 +431,6 @@ TEST(PmixBootstrap, WithoutPmixTheMessageSaysHowToGetIt) {
     env.set("PMIX_NAMESPACE", "test");
     std::unique_ptr<weft::bootstrap> b;
     EXPECT_EQ(weft::bootstrap_open(b), WEFT_ERR_BOOTSTRAP);
-    EXPECT_NE(error_detail().find("libpmix-dev"), std::string::npos) << error_detail();
+    EXPECT_NE(harness::detail().find("libpmix-dev"), std::string::npos) << harness::detail();
 #endif
 }

@@ -11,13 +11,9 @@
 #pragma once
 #include <gtest/gtest.h>
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -27,25 +23,25 @@
 #include <mutex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "collective_test.hpp"
+#include "error_detail.hpp"
+#include "watchdog.hpp"
 #include "weft/weft.h"
+#include "weft_env.hpp"
 
 namespace coll_test {
 
 // ---------------------------------------------------------------- job and environment
 
-inline int world_rank() {
-    int r = -1;
-    weft_comm_rank(WEFT_COMM_WORLD, &r);
-    return r;
-}
-inline int world_size() {
-    int s = -1;
-    weft_comm_size(WEFT_COMM_WORLD, &s);
-    return s;
-}
+using harness::current_test_name;
+using harness::detail;
+using harness::p2p_barrier;
+using harness::step;
+using harness::watchdog;
+using harness::world_rank;
+using harness::world_size;
 
 // The thread level weft_init_thread provided (set by main).
 inline int &provided_level() {
@@ -62,14 +58,6 @@ inline const std::string &alg_set() {
     return s;
 }
 
-// The detailed message of the calling thread's last error.
-inline std::string detail() {
-    char buf[WEFT_MAX_ERROR_STRING] = "";
-    size_t len = 0;
-    weft_error_detail(buf, &len);
-    return buf;
-}
-
 // Codes the harness itself returns from the collective wrappers below (never weft codes).
 constexpr int harness_error = 1000;
 inline std::string &harness_message() {
@@ -80,101 +68,7 @@ inline std::string &harness_message() {
 // "code N (text), detail: ..." for assertion messages.
 inline std::string err(int code) {
     if (code == harness_error) return "harness: " + harness_message();
-    char text[WEFT_MAX_ERROR_STRING] = "";
-    size_t len = 0;
-    weft_error_string(code, text, &len);
-    return "code " + std::to_string(code) + " (" + text + "), detail: \"" + detail() + "\"";
-}
-
-// ---------------------------------------------------------------- watchdog
-
-// Turns a hang into a precise failure: when one test runs past its limit, prints the test, the
-// rank and the last step announced with step(), then ends the process (weftrun then ends the
-// job).  The limit decides nothing about correctness.
-class watchdog {
-  public:
-    static watchdog &get() {
-        static watchdog w;
-        return w;
-    }
-    void arm(const std::string &test, double seconds) {
-        // Sanitizer runs are several times slower: WEFT_TEST_TIME_SCALE stretches every limit.
-        static const double scale = [] {
-            const char *v = std::getenv("WEFT_TEST_TIME_SCALE");
-            double f = v ? std::atof(v) : 1.0;
-            return f >= 1.0 ? f : 1.0;
-        }();
-        std::lock_guard<std::mutex> g(mu_);
-        test_ = test;
-        step_ = "start";
-        deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                           std::chrono::duration<double>(seconds * scale));
-        armed_ = true;
-    }
-    void disarm() {
-        std::lock_guard<std::mutex> g(mu_);
-        armed_ = false;
-    }
-    void step(const std::string &s) {
-        std::lock_guard<std::mutex> g(mu_);
-        step_ = s;
-    }
-    void start(int rank) {
-        rank_ = rank;
-        if (thread_.joinable()) return;
-        thread_ = std::thread([this] { loop(); });
-    }
-    void stop() {
-        {
-            std::lock_guard<std::mutex> g(mu_);
-            quit_ = true;
-            cv_.notify_all();
-        }
-        if (thread_.joinable()) thread_.join();
-    }
-
-  private:
-    void loop() {
-        std::unique_lock<std::mutex> lk(mu_);
-        while (!quit_) {
-            cv_.wait_for(lk, std::chrono::milliseconds(200));
-            if (armed_ && std::chrono::steady_clock::now() > deadline_) {
-                std::fprintf(stderr,
-                             "\n*** rank %d (set %s): watchdog: %s still running after its limit; last step: %s\n",
-                             rank_, alg_set().c_str(), test_.c_str(), step_.c_str());
-                std::fflush(stderr);
-                std::fflush(stdout);
-                ::_exit(86);
-            }
-        }
-    }
-    std::mutex mu_;
-    std::condition_variable cv_;
-    std::thread thread_;
-    std::string test_, step_;
-    std::chrono::steady_clock::time_point deadline_{};
-    bool armed_ = false, quit_ = false;
-    int rank_ = -1;
-};
-
-inline void step(const std::string &s) { watchdog::get().step(s); }
-
-// ---------------------------------------------------------------- p2p barrier
-
-// A barrier of point-to-point messages on WEFT_COMM_WORLD, on a tag no test uses.
-inline void p2p_barrier() {
-    constexpr int tag = WEFT_TAG_UB;
-    char token = 0;
-    int r = world_rank(), n = world_size();
-    if (n <= 1) return;
-    if (r == 0) {
-        for (int i = 1; i < n; ++i)
-            ASSERT_EQ(weft_recv(&token, 1, WEFT_CHAR, WEFT_ANY_SOURCE, tag, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE), 0);
-        for (int i = 1; i < n; ++i) ASSERT_EQ(weft_send(&token, 1, WEFT_CHAR, i, tag, WEFT_COMM_WORLD), 0);
-    } else {
-        ASSERT_EQ(weft_send(&token, 1, WEFT_CHAR, 0, tag, WEFT_COMM_WORLD), 0);
-        ASSERT_EQ(weft_recv(&token, 1, WEFT_CHAR, 0, tag, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE), 0);
-    }
+    return harness::err(code);
 }
 
 // ---------------------------------------------------------------- completion modes
@@ -519,29 +413,19 @@ struct comm_under_test {
     }
 };
 
-inline std::string current_test_name() {
-    const ::testing::TestInfo *t = ::testing::UnitTest::GetInstance()->current_test_info();
-    return t ? std::string(t->test_suite_name()) + "." + t->name() : "?";
-}
-
-// Base of every test: all processes in step, watchdog armed, failure cap reset.
+// Base of every test: all processes in step, watchdog armed (collective_test), failure cap reset.
 template <class Base>
-class coll_fixture_t : public Base {
+class coll_fixture_t : public harness::collective_test<Base> {
   protected:
     // Per-test limit (seconds, times WEFT_TEST_TIME_SCALE); the whole program takes ~10 s.
-    virtual double limit_s() const { return 45; }
+    double limit_s() const override { return 45; }
     void SetUp() override {
         failures::get().reset();
-        watchdog::get().arm(current_test_name(), limit_s());
-        step("p2p barrier before the test");
-        p2p_barrier();
-        step("test body");
+        harness::collective_test<Base>::SetUp();
     }
     void TearDown() override {
         failures::get().summary();
-        step("p2p barrier after the test");
-        p2p_barrier();
-        watchdog::get().disarm();
+        harness::collective_test<Base>::TearDown();
     }
 };
 using coll_fixture = coll_fixture_t<::testing::Test>;

@@ -7,31 +7,11 @@
 #include <cstring>
 
 #include "coll_env.hpp"
+#include "multiprocess_main.hpp"
 
 namespace {
 
 using namespace coll_test;
-
-// For ranks other than 0: failures only.
-class failure_printer : public ::testing::EmptyTestEventListener {
-  public:
-    explicit failure_printer(int rank) : rank_(rank) {}
-    void OnTestPartResult(const ::testing::TestPartResult &r) override {
-        if (!r.failed()) return;
-        std::fprintf(stdout, "[rank %d] %s:%d: Failure\n%s\n", rank_, r.file_name() ? r.file_name() : "?",
-                     r.line_number(), r.message());
-        std::fflush(stdout);
-    }
-    void OnTestEnd(const ::testing::TestInfo &t) override {
-        if (t.result()->Failed()) {
-            std::fprintf(stdout, "[rank %d] [  FAILED  ] %s.%s\n", rank_, t.test_suite_name(), t.name());
-            std::fflush(stdout);
-        }
-    }
-
-  private:
-    int rank_;
-};
 
 // Every rank learns which ranks failed (point-to-point on WEFT_COMM_WORLD, no collective).
 std::vector<int> failed_ranks(int failed) {
@@ -68,19 +48,13 @@ int main(int argc, char **argv) {
     }
     provided_level() = provided;
     const int rank = world_rank(), size = world_size();
-    watchdog::get().start(rank);
+    watchdog::get().start(rank, " (set " + alg_set() + ")");
 
     if (rank == 0) {
-        weft_info info;
-        char boot[64] = "?", fabric[64] = "?";
-        int flag = 0;
-        if (weft_get_runtime_info(&info) == 0) {
-            weft_info_get(info, "bootstrap", sizeof boot - 1, boot, &flag);
-            weft_info_get(info, "fabric", sizeof fabric - 1, fabric, &flag);
-            weft_info_free(&info);
-        }
+        harness::runtime rt;
+        harness::runtime_info(rt);
         std::printf("weft-test-coll: %d processes, fabric=%s bootstrap=%s thread level=%d, algorithm set %s:", size,
-                    fabric, boot, provided, alg_set().c_str());
+                    rt.fabric.c_str(), rt.bootstrap.c_str(), provided, alg_set().c_str());
         static const char *names[] = {"BARRIER",
                                       "BCAST",
                                       "REDUCE",
@@ -107,9 +81,7 @@ int main(int argc, char **argv) {
         std::printf("%s\n", any ? "" : " (none: automatic choice)");
         std::fflush(stdout);
     } else {
-        auto &listeners = ::testing::UnitTest::GetInstance()->listeners();
-        delete listeners.Release(listeners.default_result_printer());
-        listeners.Append(new failure_printer(rank));
+        harness::failures_only(rank);
     }
 
     int result = RUN_ALL_TESTS();
@@ -122,10 +94,7 @@ int main(int argc, char **argv) {
         std::printf(" (see the [rank N] lines above)\n");
         std::fflush(stdout);
     }
-    watchdog::get().arm("weft_finalize", 30);
-    rc = weft_finalize();
-    watchdog::get().disarm();
-    watchdog::get().stop();
+    rc = harness::finalize_watched();
     if (rc != WEFT_SUCCESS) {
         std::fprintf(stderr, "rank %d: weft_finalize: code %d\n", rank, rc);
         return 1;

@@ -361,7 +361,8 @@ TEST_F(Errors, InvalidDatatype) {
 
 // ------------------------------------------------------------------ WEFT_COLL_<NAME>
 
-// The variables and their algorithms (must match the engine's; see tests/coll/CMakeLists.txt).
+// The variables and their algorithms (must match the registry, core/coll/coll_registry.cpp; see
+// tests/coll/CMakeLists.txt).
 const std::map<std::string, std::vector<std::string>> &algorithms() {
     static const std::map<std::string, std::vector<std::string>> m = {
         {"BARRIER", {"dissemination"}},

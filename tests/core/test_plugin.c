@@ -80,13 +80,24 @@ static int t_cancel(weft_fabric_ep_t *ep, void *c) { (void)ep; (void)c; return W
 
 __attribute__((unused)) /* the no-symbol variant exports nothing that uses it */
 static const weft_fabric_ops_v1_t ops = {
-    t_init, t_finalize, t_query, t_ep_open, t_ep, t_addr, t_connect, t_disconnect,
+    .init = t_init,
+    .finalize = t_finalize,
+    .query = t_query,
+    .ep_open = t_ep_open,
+    .ep_close = t_ep,
+    .ep_address = t_addr,
+    .ep_connect = t_connect,
+    .ep_disconnect = t_disconnect,
 #if TEST_PLUGIN_VARIANT == VARIANT_NOOPS
-    NULL,
+    .tag_send = NULL, /* the loader must refuse a table without a required op */
 #else
-    t_send,
+    .tag_send = t_send,
 #endif
-    t_recv, t_probe, t_cancel, t_ep, NULL, NULL, NULL, NULL, NULL, NULL};
+    .tag_recv = t_recv,
+    .tag_probe = t_probe,
+    .cancel = t_cancel,
+    .ep_progress = t_ep,
+};
 
 #if TEST_PLUGIN_VARIANT != VARIANT_NOSYM
 __attribute__((visibility("default"))) const weft_plugin_v1_t weft_plugin_v1 = {

@@ -8,17 +8,13 @@
 
 #include <unistd.h>
 
+#include "error_detail.hpp"
 #include "hostq.h"
 #include "weft/weft.h"
 
 namespace {
 
-std::string detail() {
-    char buf[WEFT_MAX_ERROR_STRING] = "";
-    size_t len = 0;
-    weft_error_detail(buf, &len);
-    return buf;
-}
+using harness::detail;
 
 class Attach : public ::testing::Test {
   protected:

@@ -43,8 +43,8 @@ class Enqueue : public collective_test {
     }
     void SetUp() override {
         collective_test::SetUp();
-        if (size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
-        peer_ = 1 - rank();
+        if (world_size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
+        peer_ = 1 - world_rank();
         ASSERT_EQ(hostq_create(&q_), 0);
         int rc = attach(q_, &s_);
         ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
@@ -99,12 +99,12 @@ TEST_F(Enqueue, SendRecvDeviceThenKernel) {
     auto *y = static_cast<float *>(hostq_malloc_device(n * sizeof(float)));
     ASSERT_NE(x, nullptr);
     ASSERT_NE(y, nullptr);
-    fill_args fx{x, n, rank() == 0 ? 1.0f : 0.0f}, fy{y, n, 2.0f};
+    fill_args fx{x, n, world_rank() == 0 ? 1.0f : 0.0f}, fy{y, n, 2.0f};
     saxpy_args sa{2.0f, x, y, n};
     ASSERT_EQ(hostq_launch(q_, fill_kernel, &fx), 0);
     ASSERT_EQ(hostq_launch(q_, fill_kernel, &fy), 0);
     weft_status st{};
-    if (rank() == 0) {
+    if (world_rank() == 0) {
         int rc = weft_send_enqueue(x, n, WEFT_FLOAT, 1, 7, c_);
         ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
     } else {
@@ -114,7 +114,7 @@ TEST_F(Enqueue, SendRecvDeviceThenKernel) {
     }
     step("hostq_synchronize");
     ASSERT_EQ(hostq_synchronize(q_), 0);
-    if (rank() == 1) {
+    if (world_rank() == 1) {
         EXPECT_EQ(st.source, 0);
         EXPECT_EQ(st.tag, 7);
         EXPECT_EQ(st.error, WEFT_SUCCESS);
@@ -130,7 +130,7 @@ TEST_F(Enqueue, SendRecvDeviceThenKernel) {
 TEST_F(Enqueue, StartsWhenTheQueueGetsThere) {
     std::vector<int> buf(1000, -1);
     hostq_set_delay_us(q_, 20000);
-    if (rank() == 0) {
+    if (world_rank() == 0) {
         struct args { int *p; size_t n; } a{buf.data(), buf.size()};
         ASSERT_EQ(hostq_launch(q_, [](void *v) {
             auto *x = static_cast<args *>(v);
@@ -155,7 +155,7 @@ TEST_F(Enqueue, IsendWaitFromHostAndPinned) {
     std::vector<double> host(n);
     auto *pinned = static_cast<double *>(hostq_malloc_host(n * sizeof(double)));
     ASSERT_NE(pinned, nullptr);
-    if (rank() == 0) {
+    if (world_rank() == 0) {
         std::iota(host.begin(), host.end(), 0.0);
         for (size_t i = 0; i < n; ++i) pinned[i] = -static_cast<double>(i);
         weft_request r[2];
@@ -190,7 +190,7 @@ TEST_F(Enqueue, IsendWaitFromHostAndPinned) {
 TEST_F(Enqueue, IrecvWaitallIntoDevice) {
     constexpr int k = 4;
     constexpr size_t n = 10000;
-    if (rank() == 0) {
+    if (world_rank() == 0) {
         std::vector<std::vector<int>> out(k, std::vector<int>(n));
         for (int j = 0; j < k; ++j) std::fill(out[j].begin(), out[j].end(), 100 + j);
         for (int j = k - 1; j >= 0; --j)
@@ -237,7 +237,7 @@ TEST_F(Enqueue, CollectivesOnDeviceBuffers) {
     auto *a = static_cast<int *>(hostq_malloc_device(n * sizeof(int)));
     auto *b = static_cast<int *>(hostq_malloc_device(n * sizeof(int)));
     auto *g = static_cast<int *>(hostq_malloc_device(2 * n * sizeof(int)));
-    for (size_t i = 0; i < n; ++i) a[i] = static_cast<int>(i) * (rank() + 1);  // before any enqueue: no race
+    for (size_t i = 0; i < n; ++i) a[i] = static_cast<int>(i) * (world_rank() + 1);  // before any enqueue: no race
     int rc = weft_allreduce_enqueue(a, b, n, WEFT_INT, WEFT_SUM, c_);
     ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
     rc = weft_allreduce_enqueue(WEFT_IN_PLACE, a, n, WEFT_INT, WEFT_MAX, c_);
@@ -253,7 +253,7 @@ TEST_F(Enqueue, CollectivesOnDeviceBuffers) {
         ASSERT_EQ(g[i], 3 * static_cast<int>(i)) << i;
         ASSERT_EQ(g[n + i], 3 * static_cast<int>(i)) << i;
     }
-    if (rank() == 1) std::fill(a, a + n, 42);
+    if (world_rank() == 1) std::fill(a, a + n, 42);
     rc = weft_bcast_enqueue(a, n, WEFT_INT, 1, c_);
     ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
     ASSERT_EQ(hostq_synchronize(q_), 0);
@@ -273,7 +273,7 @@ TEST_F(Enqueue, PingPongOnTheQueue) {
     } arg{v};
     for (int i = 0; i < iters; ++i) {
         int rc;
-        if ((i % 2 == 0) == (rank() == 0)) {
+        if ((i % 2 == 0) == (world_rank() == 0)) {
             rc = weft_send_enqueue(v, 1, WEFT_INT, peer_, i, c_);
         } else {
             rc = weft_recv_enqueue(v, 1, WEFT_INT, peer_, i, c_, WEFT_STATUS_IGNORE);
@@ -283,7 +283,7 @@ TEST_F(Enqueue, PingPongOnTheQueue) {
     }
     ASSERT_EQ(hostq_synchronize(q_), 0);
     // The value went round, incremented at each receive: rank 0 received last.
-    EXPECT_EQ(*v, rank() == 0 ? iters : iters - 1);
+    EXPECT_EQ(*v, world_rank() == 0 ? iters : iters - 1);
     hostq_free_device(v);
 }
 
@@ -291,7 +291,7 @@ TEST_F(Enqueue, PingPongOnTheQueue) {
 TEST_F(Enqueue, CxxLayer) {
     weft::Comm c(c_);
     std::vector<long> out(64), in(64, 0);
-    std::iota(out.begin(), out.end(), 10L * rank());
+    std::iota(out.begin(), out.end(), 10L * world_rank());
     {
         weft::QueueRequest r = c.irecv_enqueue(in.data(), in.size(), WEFT_LONG, peer_, 9);
         c.send_enqueue(std::span<const long>(out), peer_, 9);

@@ -208,8 +208,10 @@ struct harness {
         // A message (and the receive it fills) still arriving for this endpoint is dropped.
         if (c->rx.active && c->rx.ep == e.ep && c->rx.recv)
             static_cast<recv_rec *>(c->rx.recv->context)->may_vanish = true;
-        for (gal_unexp *u = e.ep->unexp_head; u; u = u->next)
+        WEFT_KIT_LIST_FOREACH(link, &e.ep->unexp) {
+            gal_unexp *u = gal_unexp_of(link);
             if (u->recv) static_cast<recv_rec *>(u->recv->context)->may_vanish = true;
+        }
         if (active && msgs[cur].ep_serial == e.serial) msgs[cur].lost = true;
         for (auto &b : bindings)
             if (b.ep_serial == e.serial) b = binding{};

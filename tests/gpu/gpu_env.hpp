@@ -1,6 +1,7 @@
 // Shared helpers for the GPU enqueue tests: 2 processes on CUDA device 0, each with a
 // cudaStream_t attached to a Weft stream communicator.  Built on the stream tests' helpers
-// (watchdog, step, barrier, err) from tests/streams/streams_env.hpp.
+// (tests/streams/streams_env.hpp: err, collective_test) and the shared harness (tests/common/:
+// watchdog, step, p2p_barrier).
 //
 // Without a usable device every test skips with the CUDA error as its reason, after the same
 // weft_init and before any enqueue call, so both processes still finalize together; a program
@@ -16,15 +17,15 @@
 namespace gpu_test {
 using namespace streams_test;
 
-#define ASSERT_CUDA(x)                                                                   \
-    do {                                                                                 \
-        cudaError_t e_ = (x);                                                            \
-        ASSERT_EQ(e_, cudaSuccess) << "rank " << rank() << ": " #x ": " << cudaGetErrorString(e_); \
+#define ASSERT_CUDA(x)                                                                                   \
+    do {                                                                                                 \
+        cudaError_t e_ = (x);                                                                            \
+        ASSERT_EQ(e_, cudaSuccess) << "rank " << world_rank() << ": " #x ": " << cudaGetErrorString(e_); \
     } while (0)
-#define EXPECT_CUDA(x)                                                                   \
-    do {                                                                                 \
-        cudaError_t e_ = (x);                                                            \
-        EXPECT_EQ(e_, cudaSuccess) << "rank " << rank() << ": " #x ": " << cudaGetErrorString(e_); \
+#define EXPECT_CUDA(x)                                                                                   \
+    do {                                                                                                 \
+        cudaError_t e_ = (x);                                                                            \
+        EXPECT_EQ(e_, cudaSuccess) << "rank " << world_rank() << ": " #x ": " << cudaGetErrorString(e_); \
     } while (0)
 
 // Why no test can run ("" when they can); decided once, agreed by every process.
@@ -69,17 +70,14 @@ inline int gpu_stream_create(cudaStream_t cs, weft_stream *s) {
     return rc;
 }
 
-// Weft for the whole program; also decides, with every process, whether the device is usable.
-class environment : public ::testing::Environment {
+// Weft for the whole program (the stream tests' environment, which also finalizes); also
+// decides, with every process, whether the device is usable.
+class environment : public streams_test::environment {
   public:
-    explicit environment(const char *name) : name_(name) {}
+    using streams_test::environment::environment;
     void SetUp() override {
-        int provided = -1;
-        int rc = weft_init_thread(nullptr, nullptr, required_level(), &provided);
-        ASSERT_EQ(rc, WEFT_SUCCESS) << "weft_init_thread: " << detail();
-        provided_level() = provided;
-        watchdog::get().world_rank_cache = rank();
-        watchdog::get().start();
+        init();
+        if (::testing::Test::HasFatalFailure()) return;
         std::string mine = local_device_problem();
         // Every process must skip or run together: a test half skipped would hang its peer.
         int ok = mine.empty() ? 1 : 0, all_ok = 0;
@@ -88,21 +86,12 @@ class environment : public ::testing::Environment {
             skip_reason() = mine;
         else if (!all_ok)
             skip_reason() = "another process has no usable CUDA device (see its output)";
-        if (rank() == 0) {
-            std::printf("%s: %d processes, WEFT_ENQUEUE=%s, device 0: %s\n", name_, size(), mechanism(),
+        if (world_rank() == 0) {
+            std::printf("%s: %d processes, WEFT_ENQUEUE=%s, device 0: %s\n", name_, world_size(), mechanism(),
                         skip_reason().empty() ? device_name().c_str() : skip_reason().c_str());
             std::fflush(stdout);
         }
     }
-    void TearDown() override {
-        watchdog::get().arm("weft_finalize", 30);
-        EXPECT_EQ(weft_finalize(), WEFT_SUCCESS) << detail();
-        watchdog::get().disarm();
-        watchdog::get().stop();
-    }
-
-  private:
-    const char *name_;
 };
 
 // Every test: both processes in step (collective_test), a non-blocking cudaStream_t, its Weft
@@ -117,8 +106,8 @@ class gpu_fixture : public collective_test {
     void SetUp() override {
         collective_test::SetUp();
         if (!skip_reason().empty()) GTEST_SKIP() << skip_reason();
-        if (size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
-        peer_ = 1 - rank();
+        if (world_size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
+        peer_ = 1 - world_rank();
         // Non-blocking: the tests' own cudaMemcpy on the legacy stream never orders against it.
         ASSERT_CUDA(cudaStreamCreateWithFlags(&cs_, cudaStreamNonBlocking));
         step("weft_stream_create (cudaStream_t)");

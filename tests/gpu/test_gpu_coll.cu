@@ -24,7 +24,7 @@ TEST_P(AllreduceSum, Float) {
     ASSERT_NE(recv.get(), nullptr);
     float *contrib = in_place ? recv.get() : send.get();
     if (!in_place) ASSERT_CUDA(fill(recv.get(), n, -1.0f, cs_));
-    ASSERT_CUDA(ramp(contrib, n, float(rank() + 1), 100, 0.0f, cs_));
+    ASSERT_CUDA(ramp(contrib, n, float(world_rank() + 1), 100, 0.0f, cs_));
     step("weft_allreduce_enqueue");
     int rc = weft_allreduce_enqueue(in_place ? WEFT_IN_PLACE : send.get(), recv.get(), n, WEFT_FLOAT, WEFT_SUM, c_);
     ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
@@ -49,7 +49,7 @@ TEST_P(AllreduceMinloc, FloatInt) {
     constexpr size_t n = 4096;
     auto value = [](int r, size_t j) { return float((j + 2 * size_t(r)) % 5); };
     std::vector<float_int> mine(n);
-    for (size_t j = 0; j < n; ++j) mine[j] = {value(rank(), j), rank()};
+    for (size_t j = 0; j < n; ++j) mine[j] = {value(world_rank(), j), world_rank()};
     dev_buf<float_int> send(n), recv(n);
     ASSERT_NE(send.get(), nullptr);
     ASSERT_NE(recv.get(), nullptr);
@@ -86,7 +86,7 @@ TEST_F(GpuColl, BcastEachRoot) {
     ASSERT_NE(b1.get(), nullptr);
     dev_buf<float> *bufs[2] = {&b0, &b1};
     for (int root = 0; root < 2; ++root) {
-        if (rank() == root)
+        if (world_rank() == root)
             ASSERT_CUDA(ramp(bufs[root]->get(), n, 0.5f, n + 1, float(1000 * root), cs_));
         else
             ASSERT_CUDA(fill(bufs[root]->get(), n, -1.0f, cs_));
@@ -105,9 +105,9 @@ TEST_F(GpuColl, BcastEachRoot) {
 // before that, so its synchronization takes at least about as long.
 TEST_F(GpuColl, BarrierWaitsForSlowerQueue) {
     constexpr unsigned long long delay_ns = 300ull * 1000 * 1000;
-    barrier();  // start together
+    p2p_barrier();  // start together
     auto t0 = std::chrono::steady_clock::now();
-    if (rank() == 0) ASSERT_CUDA(spin(delay_ns, cs_));
+    if (world_rank() == 0) ASSERT_CUDA(spin(delay_ns, cs_));
     step("weft_barrier_enqueue x2");
     int rc = weft_barrier_enqueue(c_);
     ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
@@ -115,7 +115,7 @@ TEST_F(GpuColl, BarrierWaitsForSlowerQueue) {
     ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
     sync("barrier_enqueue");
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (rank() == 1) EXPECT_GE(s, 0.2) << "rank 1's queue passed the barrier while rank 0's was still busy";
+    if (world_rank() == 1) EXPECT_GE(s, 0.2) << "rank 1's queue passed the barrier while rank 0's was still busy";
 }
 
 // Each process gives n ints j + 100000 * rank; everyone gets both blocks in rank order.
@@ -124,7 +124,7 @@ TEST_F(GpuColl, Allgather) {
     dev_buf<int> send(n), recv(2 * n);
     ASSERT_NE(send.get(), nullptr);
     ASSERT_NE(recv.get(), nullptr);
-    ASSERT_CUDA(ramp(send.get(), n, 1, n + 1, 100000 * rank(), cs_));
+    ASSERT_CUDA(ramp(send.get(), n, 1, n + 1, 100000 * world_rank(), cs_));
     ASSERT_CUDA(fill(recv.get(), 2 * n, -1, cs_));
     step("weft_allgather_enqueue");
     int rc = weft_allgather_enqueue(send.get(), n, WEFT_INT, recv.get(), n, WEFT_INT, c_);

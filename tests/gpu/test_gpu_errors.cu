@@ -50,7 +50,7 @@ TEST_F(GpuErrors, NoGpuQueue) {
 // WEFT_ERR_REQUEST, and the request then completes as usual with weft_wait.
 TEST_F(GpuErrors, WaitEnqueueOnPlainRequest) {
     constexpr int tag = 7;
-    int in = -1, out = 100 + rank();
+    int in = -1, out = 100 + world_rank();
     weft_request req = WEFT_REQUEST_NULL;
     int rc = weft_irecv(&in, 1, WEFT_INT, peer_, tag, WEFT_COMM_WORLD, &req);
     ASSERT_EQ(rc, WEFT_SUCCESS) << err(rc);
@@ -98,7 +98,7 @@ TEST_F(GpuErrors, BadStreamInfo) {
             weft_stream_free(&s);
         } else {
             EXPECT_EQ(s, WEFT_STREAM_NULL) << c.what;
-            std::printf("rank %d: %s refused: %s\n", rank(), c.what, err(rc).c_str());
+            std::printf("rank %d: %s refused: %s\n", world_rank(), c.what, err(rc).c_str());
         }
     }
 }
@@ -113,7 +113,7 @@ TEST_F(GpuErrors, GarbageStream) {
     if (rc == WEFT_SUCCESS)
         weft_stream_free(&s);
     else
-        std::printf("rank %d: garbage cudaStream_t refused: %s\n", rank(), err(rc).c_str());
+        std::printf("rank %d: garbage cudaStream_t refused: %s\n", world_rank(), err(rc).c_str());
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ TEST_F(GpuP2P, SendRecvDeviceThenSaxpy) {
     dev_buf<float> x(n), y(n);
     ASSERT_NE(x.get(), nullptr);
     ASSERT_NE(y.get(), nullptr);
-    if (rank() == 0) {
+    if (world_rank() == 0) {
         ASSERT_CUDA(fill(x.get(), n, 1.0f, cs_));
         step("weft_send_enqueue");
         int rc = weft_send_enqueue(x.get(), n, WEFT_FLOAT, 1, tag, c_);
@@ -103,7 +103,7 @@ TEST_P(IsendWait, Exchange) {
     const size_t n = GetParam().n;
     const bool kernels = kind != mem::pageable;
     constexpr int tag = 2;
-    const int mine = 7 + 1000 * rank(), theirs = 7 + 1000 * peer_;
+    const int mine = 7 + 1000 * world_rank(), theirs = 7 + 1000 * peer_;
     host_buf sbuf(kind, n), rbuf(kind, n);
     ASSERT_NE(sbuf.get(), nullptr);
     ASSERT_NE(rbuf.get(), nullptr);
@@ -164,7 +164,7 @@ TEST_F(GpuP2P, IrecvWaitallDevice) {
         ASSERT_NE(bufs.back()->get(), nullptr);
     }
     weft_request reqs[k];
-    if (rank() == 0) {
+    if (world_rank() == 0) {
         for (int i = 0; i < k; ++i) {
             ASSERT_CUDA(ramp(bufs[i]->get(), sizes[i], 5, sizes[i] + 1, tags[i], cs_));
             step("weft_isend_enqueue %d", i);

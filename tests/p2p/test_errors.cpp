@@ -4,16 +4,12 @@
 
 #include <string>
 
+#include "error_detail.hpp"
 #include "weft/weft.h"
 
 namespace {
 
-std::string detail() {
-    char buf[WEFT_MAX_ERROR_STRING];
-    size_t len = 0;
-    weft_error_detail(buf, &len);
-    return buf;
-}
+using harness::detail;
 
 int x = 0;
 

@@ -12,8 +12,8 @@ namespace {
 class P2P : public collective_test {};
 
 TEST_F(P2P, RingOfEveryRank) {
-    int next = (rank() + 1) % size(), prev = (rank() + size() - 1) % size();
-    int out = 1000 + rank(), in = -1;
+    int next = (world_rank() + 1) % world_size(), prev = (world_rank() + world_size() - 1) % world_size();
+    int out = 1000 + world_rank(), in = -1;
     weft_request req;
     weft_status st;
     ASSERT_EQ(weft_irecv(&in, 1, WEFT_INT, prev, 3, WEFT_COMM_WORLD, &req), 0);
@@ -32,11 +32,13 @@ TEST_F(P2P, RingOfEveryRank) {
 // Messages from one sender with one tag arrive in the order sent, even received by wildcard.
 TEST_F(P2P, NonOvertakingOrder) {
     constexpr int n = 1000;
-    int next = (rank() + 1) % size(), prev = (rank() + size() - 1) % size();
+    int next = (world_rank() + 1) % world_size(), prev = (world_rank() + world_size() - 1) % world_size();
     std::vector<weft_request> reqs(n);
     std::vector<int> got(n, -1);
     for (int i = 0; i < n; ++i)
-        ASSERT_EQ(weft_irecv(&got[i], 1, WEFT_INT, size() == 2 ? WEFT_ANY_SOURCE : prev, 9, WEFT_COMM_WORLD, &reqs[i]), 0);
+        ASSERT_EQ(
+            weft_irecv(&got[i], 1, WEFT_INT, world_size() == 2 ? WEFT_ANY_SOURCE : prev, 9, WEFT_COMM_WORLD, &reqs[i]),
+            0);
     for (int i = 0; i < n; ++i) ASSERT_EQ(weft_send(&i, 1, WEFT_INT, next, 9, WEFT_COMM_WORLD), 0);
     ASSERT_EQ(weft_waitall(n, reqs.data(), WEFT_STATUSES_IGNORE), 0);
     for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], i) << "message " << i << " out of order";
@@ -45,12 +47,12 @@ TEST_F(P2P, NonOvertakingOrder) {
 // Unexpected messages (sent before the receive exists) also keep their order.
 TEST_F(P2P, UnexpectedMessagesKeepOrder) {
     constexpr int n = 200;
-    int next = (rank() + 1) % size(), prev = (rank() + size() - 1) % size();
+    int next = (world_rank() + 1) % world_size(), prev = (world_rank() + world_size() - 1) % world_size();
     std::vector<weft_request> sends(n);
     std::vector<int> vals(n);
     std::iota(vals.begin(), vals.end(), 0);
     for (int i = 0; i < n; ++i) ASSERT_EQ(weft_isend(&vals[i], 1, WEFT_INT, next, 4, WEFT_COMM_WORLD, &sends[i]), 0);
-    barrier();  // every message is now unexpected at its receiver
+    p2p_barrier();  // every message is now unexpected at its receiver
     for (int i = 0; i < n; ++i) {
         int v = -1;
         ASSERT_EQ(weft_recv(&v, 1, WEFT_INT, prev, 4, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE), 0);
@@ -60,36 +62,36 @@ TEST_F(P2P, UnexpectedMessagesKeepOrder) {
 }
 
 TEST_F(P2P, AnySourceAnyTag) {
-    if (rank() == 0) {
-        std::vector<int> seen(size(), 0);
-        for (int i = 1; i < size(); ++i) {
+    if (world_rank() == 0) {
+        std::vector<int> seen(world_size(), 0);
+        for (int i = 1; i < world_size(); ++i) {
             int v = -1;
             weft_status st;
             ASSERT_EQ(weft_recv(&v, 1, WEFT_INT, WEFT_ANY_SOURCE, WEFT_ANY_TAG, WEFT_COMM_WORLD, &st), 0);
             EXPECT_EQ(st.tag, 100 + st.source);
             EXPECT_EQ(v, st.source * 7);
             ASSERT_GT(st.source, 0);
-            ASSERT_LT(st.source, size());
+            ASSERT_LT(st.source, world_size());
             seen[st.source]++;
         }
-        for (int i = 1; i < size(); ++i) EXPECT_EQ(seen[i], 1) << "rank " << i;
+        for (int i = 1; i < world_size(); ++i) EXPECT_EQ(seen[i], 1) << "rank " << i;
         // Release the senders only now: their barrier messages must not meet the wildcard.
-        for (int i = 1; i < size(); ++i) ASSERT_EQ(weft_send(nullptr, 0, WEFT_INT, i, 101, WEFT_COMM_WORLD), 0);
+        for (int i = 1; i < world_size(); ++i) ASSERT_EQ(weft_send(nullptr, 0, WEFT_INT, i, 101, WEFT_COMM_WORLD), 0);
     } else {
-        int v = rank() * 7;
-        ASSERT_EQ(weft_send(&v, 1, WEFT_INT, 0, 100 + rank(), WEFT_COMM_WORLD), 0);
+        int v = world_rank() * 7;
+        ASSERT_EQ(weft_send(&v, 1, WEFT_INT, 0, 100 + world_rank(), WEFT_COMM_WORLD), 0);
         ASSERT_EQ(weft_recv(nullptr, 0, WEFT_INT, 0, 101, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE), 0);
     }
 }
 
 // A tag-specific receive skips a message with another tag from the same sender.
 TEST_F(P2P, TagSelectsMessage) {
-    if (size() < 2) GTEST_SKIP() << "needs 2 processes";
-    if (rank() == 1) {
+    if (world_size() < 2) GTEST_SKIP() << "needs 2 processes";
+    if (world_rank() == 1) {
         int a = 1, b = 2;
         ASSERT_EQ(weft_send(&a, 1, WEFT_INT, 0, 11, WEFT_COMM_WORLD), 0);
         ASSERT_EQ(weft_send(&b, 1, WEFT_INT, 0, 12, WEFT_COMM_WORLD), 0);
-    } else if (rank() == 0) {
+    } else if (world_rank() == 0) {
         int v = 0;
         ASSERT_EQ(weft_recv(&v, 1, WEFT_INT, 1, 12, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE), 0);
         EXPECT_EQ(v, 2);
@@ -99,13 +101,13 @@ TEST_F(P2P, TagSelectsMessage) {
 }
 
 TEST_F(P2P, TruncationIsReported) {
-    if (size() < 2) GTEST_SKIP() << "needs 2 processes";
-    if (rank() == 1) {
+    if (world_size() < 2) GTEST_SKIP() << "needs 2 processes";
+    if (world_rank() == 1) {
         std::vector<char> big(100, 'x');
         ASSERT_EQ(weft_send(big.data(), big.size(), WEFT_CHAR, 0, 5, WEFT_COMM_WORLD), 0);
         int after = 42;
         ASSERT_EQ(weft_send(&after, 1, WEFT_INT, 0, 6, WEFT_COMM_WORLD), 0);
-    } else if (rank() == 0) {
+    } else if (world_rank() == 0) {
         char small[10];
         weft_status st;
         EXPECT_EQ(weft_recv(small, sizeof small, WEFT_CHAR, 1, 5, WEFT_COMM_WORLD, &st), WEFT_ERR_TRUNCATE);
@@ -118,7 +120,7 @@ TEST_F(P2P, TruncationIsReported) {
 }
 
 TEST_F(P2P, ZeroByteMessage) {
-    int next = (rank() + 1) % size(), prev = (rank() + size() - 1) % size();
+    int next = (world_rank() + 1) % world_size(), prev = (world_rank() + world_size() - 1) % world_size();
     weft_request req;
     weft_status st;
     ASSERT_EQ(weft_irecv(nullptr, 0, WEFT_BYTE, prev, 8, WEFT_COMM_WORLD, &req), 0);
@@ -132,9 +134,10 @@ TEST_F(P2P, ZeroByteMessage) {
 
 TEST_F(P2P, LargeMessage64MiB) {
     const size_t n = (64u << 20) / sizeof(uint32_t) + 3;  // just over 64 MiB
-    int next = (rank() + 1) % size(), prev = (rank() + size() - 1) % size();
+    int next = (world_rank() + 1) % world_size(), prev = (world_rank() + world_size() - 1) % world_size();
     std::vector<uint32_t> out(n), in(n, 0);
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint32_t>(i * 2654435761u) ^ static_cast<uint32_t>(rank());
+    for (size_t i = 0; i < n; ++i)
+        out[i] = static_cast<uint32_t>(i * 2654435761u) ^ static_cast<uint32_t>(world_rank());
     weft_request req;
     weft_status st;
     ASSERT_EQ(weft_irecv(in.data(), n, WEFT_UINT32_T, prev, 2, WEFT_COMM_WORLD, &req), 0);
@@ -149,7 +152,7 @@ TEST_F(P2P, LargeMessage64MiB) {
 
 TEST_F(P2P, ManySmallMessagesWithWindow) {
     constexpr int total = 20000, window = 64;
-    int next = (rank() + 1) % size(), prev = (rank() + size() - 1) % size();
+    int next = (world_rank() + 1) % world_size(), prev = (world_rank() + world_size() - 1) % world_size();
     std::vector<int64_t> in(window), out(window);
     std::vector<weft_request> reqs(2 * window);
     for (int base = 0; base < total; base += window) {
@@ -170,12 +173,12 @@ TEST_F(P2P, ManySmallMessagesWithWindow) {
 // same endpoint keep requests of their own.
 TEST_F(P2P, SendsFinishedAtOnceCompleteThroughEveryCall) {
     constexpr int n = 200;
-    int next = (rank() + 1) % size(), prev = (rank() + size() - 1) % size();
+    int next = (world_rank() + 1) % world_size(), prev = (world_rank() + world_size() - 1) % world_size();
     std::vector<int> in(n, -1), out(n);
     std::vector<weft_request> rreq(n), sreq(n);
     for (int i = 0; i < n; ++i) ASSERT_EQ(weft_irecv(&in[i], 1, WEFT_INT, prev, 21, WEFT_COMM_WORLD, &rreq[i]), 0);
     for (int i = 0; i < n; ++i) {
-        out[i] = i * 7 + rank();
+        out[i] = i * 7 + world_rank();
         ASSERT_EQ(weft_isend(&out[i], 1, WEFT_INT, next, 21, WEFT_COMM_WORLD, &sreq[i]), 0);
         ASSERT_NE(sreq[i], WEFT_REQUEST_NULL);
     }
@@ -205,11 +208,11 @@ TEST_F(P2P, SendsFinishedAtOnceCompleteThroughEveryCall) {
 }
 
 TEST_F(P2P, ProbeThenReceive) {
-    if (size() < 2) GTEST_SKIP() << "needs 2 processes";
-    if (rank() == 1) {
+    if (world_size() < 2) GTEST_SKIP() << "needs 2 processes";
+    if (world_rank() == 1) {
         std::vector<char> msg(1234, 'p');
         ASSERT_EQ(weft_send(msg.data(), msg.size(), WEFT_CHAR, 0, 7, WEFT_COMM_WORLD), 0);
-    } else if (rank() == 0) {
+    } else if (world_rank() == 0) {
         weft_status st;
         ASSERT_EQ(weft_probe(WEFT_ANY_SOURCE, 7, WEFT_COMM_WORLD, &st), 0);
         EXPECT_EQ(st.source, 1);
@@ -232,9 +235,9 @@ TEST_F(P2P, VectorDatatype) {
     weft_datatype every_other;
     ASSERT_EQ(weft_type_vector(10, 1, 2, WEFT_INT, &every_other), 0);
     ASSERT_EQ(weft_type_commit(&every_other), 0);
-    int next = (rank() + 1) % size(), prev = (rank() + size() - 1) % size();
+    int next = (world_rank() + 1) % world_size(), prev = (world_rank() + world_size() - 1) % world_size();
     std::vector<int> src(20), dst(10, -1);
-    std::iota(src.begin(), src.end(), rank() * 100);
+    std::iota(src.begin(), src.end(), world_rank() * 100);
     weft_request req;
     ASSERT_EQ(weft_irecv(dst.data(), 10, WEFT_INT, prev, 13, WEFT_COMM_WORLD, &req), 0);
     ASSERT_EQ(weft_send(src.data(), 1, every_other, next, 13, WEFT_COMM_WORLD), 0);
@@ -246,7 +249,7 @@ TEST_F(P2P, VectorDatatype) {
     ASSERT_EQ(weft_type_free(&every_other), 0);  // the pending receive keeps it alive
     ASSERT_EQ(weft_send(dst.data(), 10, WEFT_INT, next, 14, WEFT_COMM_WORLD), 0);
     ASSERT_EQ(weft_wait(&req, WEFT_STATUS_IGNORE), 0);
-    int prev2 = (prev + size() - 1) % size();  // dst came from prev; prev's dst from prev2
+    int prev2 = (prev + world_size() - 1) % world_size();  // dst came from prev; prev's dst from prev2
     for (int i = 0; i < 10; ++i) {
         EXPECT_EQ(strided[2 * i], prev2 * 100 + 2 * i);
         EXPECT_EQ(strided[2 * i + 1], -1);
@@ -254,7 +257,7 @@ TEST_F(P2P, VectorDatatype) {
 }
 
 TEST_F(P2P, WaitanyAndTestall) {
-    int next = (rank() + 1) % size(), prev = (rank() + size() - 1) % size();
+    int next = (world_rank() + 1) % world_size(), prev = (world_rank() + world_size() - 1) % world_size();
     int a = -1, b = -1;
     weft_request reqs[3] = {WEFT_REQUEST_NULL, WEFT_REQUEST_NULL, WEFT_REQUEST_NULL};
     ASSERT_EQ(weft_irecv(&a, 1, WEFT_INT, prev, 21, WEFT_COMM_WORLD, &reqs[0]), 0);
@@ -270,7 +273,7 @@ TEST_F(P2P, WaitanyAndTestall) {
     EXPECT_EQ(index, 2u);
     EXPECT_EQ(b, 5);
     EXPECT_EQ(st.tag, 22);
-    barrier();  // nobody sends tag 21 before every rank has seen waitany pick tag 22
+    p2p_barrier();  // nobody sends tag 21 before every rank has seen waitany pick tag 22
     ASSERT_EQ(weft_send(&v, 1, WEFT_INT, next, 21, WEFT_COMM_WORLD), 0);
     do {
         ASSERT_EQ(weft_testall(3, reqs, &flag, WEFT_STATUSES_IGNORE), 0);
@@ -283,8 +286,8 @@ TEST_F(P2P, WaitanyAndTestall) {
 TEST_F(P2P, SendToSelfAndCommSelf) {
     int v = 77, w = 0;
     weft_request req;
-    ASSERT_EQ(weft_irecv(&w, 1, WEFT_INT, rank(), 30, WEFT_COMM_WORLD, &req), 0);
-    ASSERT_EQ(weft_send(&v, 1, WEFT_INT, rank(), 30, WEFT_COMM_WORLD), 0);
+    ASSERT_EQ(weft_irecv(&w, 1, WEFT_INT, world_rank(), 30, WEFT_COMM_WORLD, &req), 0);
+    ASSERT_EQ(weft_send(&v, 1, WEFT_INT, world_rank(), 30, WEFT_COMM_WORLD), 0);
     ASSERT_EQ(weft_wait(&req, WEFT_STATUS_IGNORE), 0);
     EXPECT_EQ(w, 77);
     ASSERT_EQ(weft_isend(&v, 1, WEFT_INT, 0, 31, WEFT_COMM_SELF, &req), 0);

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <vector>
 
+#include "mix64.hpp"
 #include "pgas_env.hpp"
 
 namespace pgas_test {
@@ -47,14 +48,7 @@ inline const std::vector<unsigned> &compat_record_handlers() {
 
 // ---------------------------------------------------------------- deterministic data
 
-inline uint64_t mix64(uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
+using harness::mix64;
 inline uint64_t seed_of(uint64_t a, uint64_t b, uint64_t c) { return mix64(mix64(a * 0x100000001b3ull + b) ^ (c + 0x51)); }
 inline uint64_t word_at(uint64_t seed, size_t w) {
     uint64_t x = (w + 1) * 0x9E3779B97F4A7C15ull ^ seed;

@@ -15,15 +15,14 @@ namespace {
 
 constexpr int streams_per_process = 2;
 
-class Multiplex : public ::testing::Test {
+class Multiplex : public harness::collective_test<> {
   protected:
     std::vector<weft_stream> streams;
     weft_comm comm = WEFT_COMM_NULL;
     pgas_ctx ctx;
+    double limit_s() const override { return 60; }
     void SetUp() override {
-        watchdog::get().arm(current_test_name(), 60);
-        step("p2p barrier before the test");
-        p2p_barrier();
+        collective_test::SetUp();
         step("creating %d streams and the multiplex communicator", streams_per_process);
         streams.assign(streams_per_process, WEFT_STREAM_NULL);
         for (auto &s : streams) ASSERT_EQ(weft_stream_create(WEFT_INFO_NULL, &s), 0) << detail();
@@ -47,9 +46,7 @@ class Multiplex : public ::testing::Test {
             if (s != WEFT_STREAM_NULL) {
                 EXPECT_EQ(weft_stream_free(&s), 0) << detail();
             }
-        step("p2p barrier after the test");
-        p2p_barrier();
-        watchdog::get().disarm();
+        collective_test::TearDown();
     }
 };
 
@@ -133,15 +130,14 @@ TEST_F(Multiplex, Counters) {
 
 // ---------------------------------------------------------------- progress thread
 
-class ProgressThread : public ::testing::Test {
+class ProgressThread : public harness::collective_test<> {
   protected:
     weft_stream stream = WEFT_STREAM_NULL;
     weft_comm comm = WEFT_COMM_NULL;
     pgas_ctx ctx;
+    double limit_s() const override { return 60; }
     void SetUp() override {
-        watchdog::get().arm(current_test_name(), 60);
-        step("p2p barrier before the test");
-        p2p_barrier();
+        collective_test::SetUp();
         ASSERT_EQ(weft_stream_create(WEFT_INFO_NULL, &stream), 0) << detail();
         int rc = weft_stream_comm_create(WEFT_COMM_WORLD, stream, &comm);
         ASSERT_EQ(rc, 0) << "weft_stream_comm_create: " << err(rc);
@@ -160,9 +156,7 @@ class ProgressThread : public ::testing::Test {
         if (stream != WEFT_STREAM_NULL) {
             EXPECT_EQ(weft_stream_free(&stream), 0) << detail();
         }
-        step("p2p barrier after the test");
-        p2p_barrier();
-        watchdog::get().disarm();
+        collective_test::TearDown();
     }
 };
 

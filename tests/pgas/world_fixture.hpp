@@ -6,15 +6,13 @@
 
 namespace pgas_test {
 
-class World : public ::testing::Test {
+class World : public harness::collective_test<> {
   protected:
     pgas_ctx ctx;
-    virtual double limit_s() const { return 40; }
+    double limit_s() const override { return 40; }
     virtual bool compat() const { return false; }
     void SetUp() override {
-        watchdog::get().arm(current_test_name(), limit_s());
-        step("p2p barrier before the test");
-        p2p_barrier();
+        collective_test::SetUp();
         step("weft_pgas_create on WEFT_COMM_WORLD");
         std::string why;
         int rc = ctx.create(WEFT_COMM_WORLD, 1, compat(), why);
@@ -27,9 +25,7 @@ class World : public ::testing::Test {
         step("weft_pgas_free");
         int rc = ctx.destroy();
         EXPECT_EQ(rc, 0) << "rank " << world_rank() << ": weft_pgas_free: " << err(rc);
-        step("p2p barrier after the test");
-        p2p_barrier();
-        watchdog::get().disarm();
+        collective_test::TearDown();
     }
     kernel_ctx &kc() { return ctx.k0(); }
     int me() { return kc().id; }

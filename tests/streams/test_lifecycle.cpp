@@ -339,7 +339,7 @@ TEST_F(Lifecycle, CommFreeWithAPendingReceiveIsBusy) {
 }
 
 TEST_F(Lifecycle, Split) {
-    int r = rank();
+    int r = world_rank();
     weft_comm c = WEFT_COMM_NULL;
     ASSERT_EQ(weft_comm_split(WEFT_COMM_WORLD, r % 2, 0, &c), 0) << detail();
     ASSERT_NE(c, WEFT_COMM_NULL);

@@ -51,10 +51,10 @@ class MultiplexBase : public collective_test {
     int peer_ = -1, nlocal_ = 0, nremote_ = 0;
 
     void create(int count0, int count1) {
-        if (size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
-        peer_ = 1 - rank();
-        nlocal_ = rank() == 0 ? count0 : count1;
-        nremote_ = rank() == 0 ? count1 : count0;
+        if (world_size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
+        peer_ = 1 - world_rank();
+        nlocal_ = world_rank() == 0 ? count0 : count1;
+        nremote_ = world_rank() == 0 ? count1 : count0;
         streams_.assign(nlocal_, WEFT_STREAM_NULL);
         for (auto &s : streams_) {
             int rc = weft_stream_create(WEFT_INFO_NULL, &s);
@@ -148,7 +148,7 @@ TEST_P(Multiplex, EveryIndexPair) {
         for (int src = 0; src < nlocal_; ++src)
             for (int dst = 0; dst < nremote_; ++dst) {
                 message &m = out[src * nremote_ + dst];
-                m.fill(seq, rank(), src, dst);
+                m.fill(seq, world_rank(), src, dst);
                 weft_request q;
                 int rc = weft_stream_isend(m.data.data(), payload_ints, WEFT_INT, peer_, tag, m_, src, dst, &q);
                 ASSERT_EQ(rc, 0) << "isend src_idx " << src << " dst_idx " << dst << ": " << err(rc);
@@ -164,9 +164,9 @@ TEST_P(Multiplex, EveryIndexPair) {
         // After a failing round keep communicating (the peer is in the same loop) but stop checking.
         for (size_t k = 0; k < reqs.size() && !HasFailure(); ++k) {
             int src = expect[k].src, dst = expect[k].dst;
-            std::string what = "rank " + std::to_string(rank()) + " round " + std::to_string(seq) + " receive at dst_idx " +
-                               std::to_string(dst) + " from (rank " + std::to_string(peer_) + ", src_idx " +
-                               std::to_string(src) + "): ";
+            std::string what = "rank " + std::to_string(world_rank()) + " round " + std::to_string(seq) +
+                               " receive at dst_idx " + std::to_string(dst) + " from (rank " + std::to_string(peer_) +
+                               ", src_idx " + std::to_string(src) + "): ";
             EXPECT_EQ(st[k].source, peer_) << what;
             EXPECT_EQ(st[k].tag, tag) << what;
             EXPECT_EQ(st[k].stream_index, src) << what << "status.stream_index";
@@ -188,7 +188,7 @@ TEST_P(Multiplex, AnyIndexReceive) {
         for (int src = 0; src < nlocal_; ++src)
             for (int dst = 0; dst < nremote_; ++dst) {
                 int &v = out[src * nremote_ + dst][n];
-                v = word(n, rank(), src, dst, 0);
+                v = word(n, world_rank(), src, dst, 0);
                 weft_request q;
                 int rc = weft_stream_isend(&v, 1, WEFT_INT, peer_, tag, m_, src, dst, &q);
                 ASSERT_EQ(rc, 0) << "isend " << src << "->" << dst << ": " << err(rc);
@@ -209,8 +209,8 @@ TEST_P(Multiplex, AnyIndexReceive) {
             ASSERT_LT(st.stream_index, nremote_) << "dst_idx " << dst;
             int src = st.stream_index;
             EXPECT_EQ(v, word(next[src], peer_, src, dst, 0))
-                << "rank " << rank() << " dst_idx " << dst << ": message from src_idx " << src << " number " << next[src]
-                << " wrong or out of order";
+                << "rank " << world_rank() << " dst_idx " << dst << ": message from src_idx " << src << " number "
+                << next[src] << " wrong or out of order";
             ++next[src];
         }
         for (int src = 0; src < nremote_; ++src) EXPECT_EQ(next[src], per_pair) << "from src_idx " << src;
@@ -228,7 +228,8 @@ TEST_P(Multiplex, OutOfRangeIndicesAreErrors) {
     const int bad_dst[] = {nremote_, nremote_ + 5, -2, WEFT_ANY_INDEX, 1 << 20};
     for (int s : bad_src) {
         int rc = weft_stream_send(&v, 1, WEFT_INT, peer_, tag, m_, s, 0);
-        EXPECT_NE(rc, 0) << "rank " << rank() << " weft_stream_send src_idx " << s << " of " << nlocal_ << " local streams";
+        EXPECT_NE(rc, 0) << "rank " << world_rank() << " weft_stream_send src_idx " << s << " of " << nlocal_
+                         << " local streams";
         weft_request q = WEFT_REQUEST_NULL;
         rc = weft_stream_isend(&v, 1, WEFT_INT, peer_, tag, m_, s, 0, &q);
         EXPECT_NE(rc, 0) << "weft_stream_isend src_idx " << s;
@@ -236,15 +237,16 @@ TEST_P(Multiplex, OutOfRangeIndicesAreErrors) {
     }
     for (int d : bad_dst) {
         int rc = weft_stream_send(&v, 1, WEFT_INT, peer_, tag, m_, 0, d);
-        EXPECT_NE(rc, 0) << "rank " << rank() << " weft_stream_send dst_idx " << d << " of the peer's " << nremote_
-                         << " streams";
+        EXPECT_NE(rc, 0) << "rank " << world_rank() << " weft_stream_send dst_idx " << d << " of the peer's "
+                         << nremote_ << " streams";
     }
     // Receives: the local index is dst_idx, the peer's is src_idx (WEFT_ANY_INDEX is valid there).
     auto bad_recv = [&](int src, int dst, const char *what) {
         weft_request q = WEFT_REQUEST_NULL;
         int w = 0;
         int rc = weft_stream_irecv(&w, 1, WEFT_INT, peer_, tag, m_, src, dst, &q);
-        EXPECT_NE(rc, 0) << "rank " << rank() << " weft_stream_irecv src_idx " << src << " dst_idx " << dst << ": " << what;
+        EXPECT_NE(rc, 0) << "rank " << world_rank() << " weft_stream_irecv src_idx " << src << " dst_idx " << dst
+                         << ": " << what;
         if (rc == 0 && q != WEFT_REQUEST_NULL) {
             weft_cancel(&q);
             weft_wait(&q, WEFT_STATUS_IGNORE);
@@ -262,7 +264,7 @@ TEST_P(Multiplex, OutOfRangeIndicesAreErrors) {
     ASSERT_EQ(weft_wait(&q, WEFT_STATUS_IGNORE), 0) << detail();
     EXPECT_EQ(w, 7);
     // Nothing stray arrived from the refused sends.
-    barrier();
+    p2p_barrier();
     int flag = 1;
     ASSERT_EQ(weft_iprobe(WEFT_ANY_SOURCE, tag, m_, &flag, WEFT_STATUS_IGNORE), 0) << detail();
     EXPECT_EQ(flag, 0) << "a refused send delivered a message";
@@ -271,7 +273,7 @@ TEST_P(Multiplex, OutOfRangeIndicesAreErrors) {
 // Plain weft_send/weft_recv on a multiplex communicator use index 0 on both sides.
 TEST_P(Multiplex, PlainSendAndRecvUseIndexZero) {
     constexpr int tag = 4;
-    int v = 100 + rank(), w = -1;
+    int v = 100 + world_rank(), w = -1;
     weft_status st;
     // weft_send lands at the peer's index 0, from local index 0.
     weft_request other = WEFT_REQUEST_NULL;
@@ -294,7 +296,7 @@ TEST_P(Multiplex, PlainSendAndRecvUseIndexZero) {
             ASSERT_EQ(weft_wait(&other, &cst), 0) << detail();
         }
     }
-    barrier();
+    p2p_barrier();
     // weft_recv receives at index 0 what the peer's index 0 sent there.
     w = -1;
     ASSERT_EQ(weft_stream_send(&v, 1, WEFT_INT, peer_, tag + 1, m_, 0, 0), 0) << detail();
@@ -339,7 +341,7 @@ TEST_P(CountZero, CreateAndGetStream) {
     int r = -1, n = -1;
     ASSERT_EQ(weft_comm_rank(m_, &r), 0);
     ASSERT_EQ(weft_comm_size(m_, &n), 0);
-    EXPECT_EQ(r, rank());
+    EXPECT_EQ(r, world_rank());
     EXPECT_EQ(n, 2);
     weft_stream got = 123;
     int rc = weft_comm_get_stream(m_, 0, &got);
@@ -376,7 +378,7 @@ TEST_P(CountZero, NoIndexOnTheEmptySide) {
             weft_wait(&q, WEFT_STATUS_IGNORE);
         }
     }
-    barrier();
+    p2p_barrier();
     if (nlocal_ > 0) {  // (a process with no stream has no index to probe)
         int flag = 1;
         ASSERT_EQ(weft_iprobe(WEFT_ANY_SOURCE, tag, m_, &flag, WEFT_STATUS_IGNORE), 0) << detail();
@@ -398,19 +400,19 @@ TEST_P(CountZeroSelf, MessagesOverEveryLocalPair) {
     for (int src = 0; src < nlocal_; ++src)
         for (int dst = 0; dst < nlocal_; ++dst) {
             message out, in;
-            out.fill(1, rank(), src, dst);
+            out.fill(1, world_rank(), src, dst);
             weft_request q[2];
             weft_status st[2];
             step("self message %d->%d: waitall(irecv, isend)", src, dst);
-            int rc = weft_stream_irecv(in.data.data(), payload_ints, WEFT_INT, rank(), tag, m_, src, dst, &q[0]);
+            int rc = weft_stream_irecv(in.data.data(), payload_ints, WEFT_INT, world_rank(), tag, m_, src, dst, &q[0]);
             ASSERT_EQ(rc, 0) << "irecv " << src << "->" << dst << ": " << err(rc);
-            rc = weft_stream_isend(out.data.data(), payload_ints, WEFT_INT, rank(), tag, m_, src, dst, &q[1]);
+            rc = weft_stream_isend(out.data.data(), payload_ints, WEFT_INT, world_rank(), tag, m_, src, dst, &q[1]);
             ASSERT_EQ(rc, 0) << "isend " << src << "->" << dst << ": " << err(rc);
             rc = weft_waitall(2, q, st);
             ASSERT_EQ(rc, 0) << err(rc);
-            EXPECT_EQ(in.check(1, rank(), src, dst), "") << "self message " << src << "->" << dst;
+            EXPECT_EQ(in.check(1, world_rank(), src, dst), "") << "self message " << src << "->" << dst;
             EXPECT_EQ(st[0].stream_index, src);
-            EXPECT_EQ(st[0].source, rank());
+            EXPECT_EQ(st[0].source, world_rank());
         }
 }
 

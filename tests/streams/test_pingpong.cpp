@@ -31,8 +31,8 @@ class PingPong : public collective_test, public ::testing::WithParamInterface<at
 
     bool mine_attached() const {
         switch (GetParam()) {
-            case attach::rank0_only: return rank() == 0;
-            case attach::rank1_only: return rank() == 1;
+            case attach::rank0_only: return world_rank() == 0;
+            case attach::rank1_only: return world_rank() == 1;
             case attach::both: return true;
             case attach::neither: return false;
         }
@@ -40,8 +40,8 @@ class PingPong : public collective_test, public ::testing::WithParamInterface<at
     }
     void SetUp() override {
         collective_test::SetUp();
-        if (size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
-        peer_ = 1 - rank();
+        if (world_size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
+        peer_ = 1 - world_rank();
         if (mine_attached()) {
             int rc = weft_stream_create(WEFT_INFO_NULL, &s_);
             ASSERT_EQ(rc, 0) << err(rc);
@@ -53,7 +53,7 @@ class PingPong : public collective_test, public ::testing::WithParamInterface<at
         int r = -1, n = -1;
         ASSERT_EQ(weft_comm_rank(c_, &r), 0);
         ASSERT_EQ(weft_comm_size(c_, &n), 0);
-        EXPECT_EQ(r, rank());
+        EXPECT_EQ(r, world_rank());
         EXPECT_EQ(n, 2);
         weft_stream got = 123;
         ASSERT_EQ(weft_comm_get_stream(c_, 0, &got), 0) << detail();
@@ -81,10 +81,10 @@ class PingPong : public collective_test, public ::testing::WithParamInterface<at
     void round_trip(int i, size_t n, int tag, std::vector<unsigned char> &out, std::vector<unsigned char> &in) {
         out.resize(n);
         in.assign(n, 0);
-        for (size_t k = 0; k < n; ++k) out[k] = pattern(rank(), 0, i, k);
+        for (size_t k = 0; k < n; ++k) out[k] = pattern(world_rank(), 0, i, k);
         weft_status st;
         int rc;
-        if (rank() == 0) {
+        if (world_rank() == 0) {
             rc = weft_send(out.data(), n, WEFT_BYTE, peer_, tag, c_);
             ASSERT_EQ(rc, 0) << "send, round " << i << ": " << err(rc);
             rc = weft_recv(in.data(), n, WEFT_BYTE, peer_, tag, c_, &st);
@@ -95,7 +95,7 @@ class PingPong : public collective_test, public ::testing::WithParamInterface<at
             rc = weft_send(out.data(), n, WEFT_BYTE, peer_, tag, c_);
             ASSERT_EQ(rc, 0) << "send, round " << i << ": " << err(rc);
         }
-        std::string where = "rank " + std::to_string(rank()) + ", round " + std::to_string(i) + ": ";
+        std::string where = "rank " + std::to_string(world_rank()) + ", round " + std::to_string(i) + ": ";
         if (st.source != peer_) note_bad(where + "status.source " + std::to_string(st.source));
         if (st.tag != tag) note_bad(where + "status.tag " + std::to_string(st.tag));
         if (st.error != 0) note_bad(where + "status.error " + std::to_string(st.error));
@@ -144,7 +144,7 @@ TEST_P(PingPong, NonblockingWindow) {
         step("window %d", r);
         for (int i = 0; i < window; ++i) {
             in[i] = -1;
-            out[i] = (int64_t(rank()) << 32) | (r * window + i);
+            out[i] = (int64_t(world_rank()) << 32) | (r * window + i);
             ASSERT_EQ(weft_irecv(&in[i], 1, WEFT_INT64_T, peer_, 2, c_, &reqs[i]), 0) << detail();
         }
         for (int i = 0; i < window; ++i)
@@ -168,7 +168,7 @@ TEST_P(PingPong, ContextsAreSeparate) {
     ASSERT_EQ(weft_comm_get_stream(d, 0, &got), 0) << detail();
     EXPECT_EQ(got, s_) << "dup keeps the stream";
     step("messages on world, the stream comm and its dup");
-    if (rank() == 0) {
+    if (world_rank() == 0) {
         int a = 1, b = 2, c = 3;
         ASSERT_EQ(weft_send(&a, 1, WEFT_INT, 1, 5, WEFT_COMM_WORLD), 0) << detail();
         ASSERT_EQ(weft_send(&b, 1, WEFT_INT, 1, 5, c_), 0) << detail();
@@ -187,7 +187,7 @@ TEST_P(PingPong, ContextsAreSeparate) {
         EXPECT_EQ(x, 1);
     }
     step("barrier in the test");
-    barrier();
+    p2p_barrier();
     step("weft_comm_free of the dup");
     ASSERT_EQ(weft_comm_free(&d), 0) << detail();
 }
@@ -209,9 +209,9 @@ class Split : public collective_test {};
 // Split across processes: by parity (each alone), by one color with keys reversing the order,
 // and with WEFT_UNDEFINED on one side.
 TEST_F(Split, ParityReverseAndUndefined) {
-    if (size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
+    if (world_size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
     weft_comm c = WEFT_COMM_NULL;
-    ASSERT_EQ(weft_comm_split(WEFT_COMM_WORLD, rank() % 2, 0, &c), 0) << detail();
+    ASSERT_EQ(weft_comm_split(WEFT_COMM_WORLD, world_rank() % 2, 0, &c), 0) << detail();
     int r = -1, n = -1;
     ASSERT_EQ(weft_comm_rank(c, &r), 0);
     ASSERT_EQ(weft_comm_size(c, &n), 0);
@@ -219,27 +219,27 @@ TEST_F(Split, ParityReverseAndUndefined) {
     EXPECT_EQ(n, 1);
     ASSERT_EQ(weft_comm_free(&c), 0) << detail();
 
-    ASSERT_EQ(weft_comm_split(WEFT_COMM_WORLD, 7, -rank(), &c), 0) << detail();
+    ASSERT_EQ(weft_comm_split(WEFT_COMM_WORLD, 7, -world_rank(), &c), 0) << detail();
     ASSERT_EQ(weft_comm_rank(c, &r), 0);
     ASSERT_EQ(weft_comm_size(c, &n), 0);
     EXPECT_EQ(n, 2);
-    EXPECT_EQ(r, 1 - rank()) << "keys reverse the order";
+    EXPECT_EQ(r, 1 - world_rank()) << "keys reverse the order";
     // Ranks in the new communicator address the right processes.
-    int out = 1000 + rank(), in = -1;
+    int out = 1000 + world_rank(), in = -1;
     weft_request req;
     weft_status st;
     ASSERT_EQ(weft_irecv(&in, 1, WEFT_INT, 1 - r, 1, c, &req), 0) << detail();
     ASSERT_EQ(weft_send(&out, 1, WEFT_INT, 1 - r, 1, c), 0) << detail();
     ASSERT_EQ(weft_wait(&req, &st), 0) << detail();
-    EXPECT_EQ(in, 1000 + (1 - rank()));
+    EXPECT_EQ(in, 1000 + (1 - world_rank()));
     EXPECT_EQ(st.source, 1 - r);
     ASSERT_EQ(weft_comm_free(&c), 0) << detail();
 
     // Rank 1 opts out.
     c = 123;
-    ASSERT_EQ(weft_comm_split(WEFT_COMM_WORLD, rank() == 1 ? static_cast<int>(WEFT_UNDEFINED) : 0, 0, &c), 0)
+    ASSERT_EQ(weft_comm_split(WEFT_COMM_WORLD, world_rank() == 1 ? static_cast<int>(WEFT_UNDEFINED) : 0, 0, &c), 0)
         << detail();
-    if (rank() == 1) {
+    if (world_rank() == 1) {
         EXPECT_EQ(c, WEFT_COMM_NULL);
     } else {
         ASSERT_NE(c, WEFT_COMM_NULL);
@@ -251,20 +251,20 @@ TEST_F(Split, ParityReverseAndUndefined) {
 
 // Split of a stream communicator where only rank 0 has a stream.
 TEST_F(Split, OfAStreamCommunicator) {
-    if (size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
+    if (world_size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
     weft_stream s = WEFT_STREAM_NULL;
-    if (rank() == 0) {
+    if (world_rank() == 0) {
         ASSERT_EQ(weft_stream_create(WEFT_INFO_NULL, &s), 0) << detail();
     }
     weft_comm sc = WEFT_COMM_NULL, c = WEFT_COMM_NULL;
     ASSERT_EQ(weft_stream_comm_create(WEFT_COMM_WORLD, s, &sc), 0) << detail();
-    ASSERT_EQ(weft_comm_split(sc, 0, rank(), &c), 0) << detail();
-    int v = 42 + rank(), w = -1;
+    ASSERT_EQ(weft_comm_split(sc, 0, world_rank(), &c), 0) << detail();
+    int v = 42 + world_rank(), w = -1;
     weft_request req;
-    ASSERT_EQ(weft_irecv(&w, 1, WEFT_INT, 1 - rank(), 2, c, &req), 0) << detail();
-    ASSERT_EQ(weft_send(&v, 1, WEFT_INT, 1 - rank(), 2, c), 0) << detail();
+    ASSERT_EQ(weft_irecv(&w, 1, WEFT_INT, 1 - world_rank(), 2, c, &req), 0) << detail();
+    ASSERT_EQ(weft_send(&v, 1, WEFT_INT, 1 - world_rank(), 2, c), 0) << detail();
     ASSERT_EQ(weft_wait(&req, WEFT_STATUS_IGNORE), 0) << detail();
-    EXPECT_EQ(w, 42 + 1 - rank());
+    EXPECT_EQ(w, 42 + 1 - world_rank());
     ASSERT_EQ(weft_comm_free(&c), 0) << detail();
     ASSERT_EQ(weft_comm_free(&sc), 0) << detail();
     if (s != WEFT_STREAM_NULL) {

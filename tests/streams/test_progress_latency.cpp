@@ -33,7 +33,7 @@ struct rtt_result {
 
 // Thread t ping-pongs with thread t of rank^1 on multiplex communicator m (index t both sides).
 rtt_result ping_pong(weft_comm m, int tag) {
-    const int peer = rank() ^ 1;
+    const int peer = world_rank() ^ 1;
     rtt_result res;
     std::mutex mu;
     std::vector<std::thread> th;
@@ -41,17 +41,18 @@ rtt_result ping_pong(weft_comm m, int tag) {
         th.emplace_back([&, t] {
             auto fail = [&](const std::string &what) {
                 std::lock_guard<std::mutex> g(mu);
-                res.errors.push_back("rank " + std::to_string(rank()) + " thread " + std::to_string(t) + ": " + what);
+                res.errors.push_back("rank " + std::to_string(world_rank()) + " thread " + std::to_string(t) + ": " +
+                                     what);
             };
             std::vector<double> rtt;
             rtt.reserve(measured);
             uint64_t out = 0, in = 0;
             for (int i = 0; i < warmup + measured; ++i) {
-                out = (uint64_t(rank()) << 48) | (uint64_t(t) << 40) | uint64_t(i);
+                out = (uint64_t(world_rank()) << 48) | (uint64_t(t) << 40) | uint64_t(i);
                 const uint64_t want = (uint64_t(peer) << 48) | (uint64_t(t) << 40) | uint64_t(i);
                 auto t0 = std::chrono::steady_clock::now();
                 int rc;
-                if (rank() < peer) {
+                if (world_rank() < peer) {
                     if ((rc = weft_stream_send(&out, 8, WEFT_BYTE, peer, tag, m, t, t))) return fail("send: " + err(rc));
                     if ((rc = weft_stream_recv(&in, 8, WEFT_BYTE, peer, tag, m, t, t, WEFT_STATUS_IGNORE)))
                         return fail("recv: " + err(rc));
@@ -75,7 +76,7 @@ rtt_result ping_pong(weft_comm m, int tag) {
 TEST_F(ProgressLatency, MedianRoundTripWithProgressThreads) {
     if (provided_level() != WEFT_THREAD_MULTIPLE)
         GTEST_SKIP() << "WEFT_THREAD_MULTIPLE not provided (got " << provided_level() << ")";
-    if (size() < 2 || size() % 2) GTEST_SKIP() << "needs an even number of processes";
+    if (world_size() < 2 || world_size() % 2) GTEST_SKIP() << "needs an even number of processes";
     double bound_us = 2000;
     if (const char *b = std::getenv("WEFT_TEST_RTT_BOUND_US")) bound_us = std::atof(b);
 
@@ -92,21 +93,22 @@ TEST_F(ProgressLatency, MedianRoundTripWithProgressThreads) {
     step("baseline ping-pong without progress threads");
     rtt_result base = ping_pong(m, 1);
     ASSERT_TRUE(base.errors.empty()) << base.errors.front();
-    barrier();
+    p2p_barrier();
 
     for (auto s : streams) ASSERT_EQ(weft_start_progress_thread(s), 0) << detail();
-    barrier();  // every progress thread runs before anyone measures
+    p2p_barrier();  // every progress thread runs before anyone measures
     step("ping-pong with progress threads");
     rtt_result res = ping_pong(m, 2);
     step("stopping progress threads");
     for (auto s : streams) EXPECT_EQ(weft_stop_progress_thread(s), 0) << detail();
     ASSERT_TRUE(res.errors.empty()) << res.errors.front();
     for (int t = 0; t < nthreads; ++t) {
-        std::printf("rank %d thread %d: 8-byte round trip, %d rounds: median %.1f us, p90 %.1f us with progress "
-                    "threads (bound %.0f us); without: median %.1f us, p90 %.1f us\n",
-                    rank(), t, measured, res.median_us[t], res.p90_us[t], bound_us, base.median_us[t], base.p90_us[t]);
+        std::printf(
+            "rank %d thread %d: 8-byte round trip, %d rounds: median %.1f us, p90 %.1f us with progress "
+            "threads (bound %.0f us); without: median %.1f us, p90 %.1f us\n",
+            world_rank(), t, measured, res.median_us[t], res.p90_us[t], bound_us, base.median_us[t], base.p90_us[t]);
         EXPECT_LT(res.median_us[t], bound_us)
-            << "rank " << rank() << " thread " << t << ": median round trip in scheduler ticks; do idle progress "
+            << "rank " << world_rank() << " thread " << t << ": median round trip in scheduler ticks; do idle progress "
             << "threads spin? (median without progress threads: " << base.median_us[t] << " us)";
     }
     std::fflush(stdout);

@@ -70,9 +70,9 @@ class Threads : public collective_test {
         collective_test::SetUp();
         if (provided_level() != WEFT_THREAD_MULTIPLE)
             GTEST_SKIP() << "WEFT_THREAD_MULTIPLE not provided (got " << provided_level() << ")";
-        if (size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
-        peer_ = 1 - rank();
-        errors_.rank_ = rank();
+        if (world_size() != 2) GTEST_SKIP() << "needs exactly 2 processes";
+        peer_ = 1 - world_rank();
+        errors_.rank_ = world_rank();
         for (auto &s : streams_) {
             int rc = weft_stream_create(WEFT_INFO_NULL, &s);
             ASSERT_EQ(rc, 0) << err(rc);
@@ -112,7 +112,7 @@ TEST_F(Threads, AllToAllThroughOneMultiplexComm) {
                 if (rc) return errors_.add(t, "irecv from src_idx " + std::to_string(u) + ": " + err(rc));
             }
             for (int u = 0; u < nthreads; ++u) {
-                out[u] = word(r, rank(), t, u);
+                out[u] = word(r, world_rank(), t, u);
                 int rc = weft_stream_isend(&out[u], 1, WEFT_INT, peer_, tag, m_, t, u, &reqs[nthreads + u]);
                 if (rc) return errors_.add(t, "isend to dst_idx " + std::to_string(u) + ": " + err(rc));
             }
@@ -178,8 +178,8 @@ TEST_F(Threads, NToOneWithProgressThread) {
         }
         started.arrive_and_wait();
         for (int n = 0; n < per_dest; ++n)
-            for (int dest : {rank(), peer_}) {
-                int v = word(n, rank(), t, 0);
+            for (int dest : {world_rank(), peer_}) {
+                int v = word(n, world_rank(), t, 0);
                 int rc = weft_stream_send(&v, 1, WEFT_INT, dest, tag, m_, t, 0);
                 if (rc) return errors_.add(t, "weft_stream_send to rank " + std::to_string(dest) + ": " + err(rc));
             }
@@ -223,10 +223,10 @@ TEST_F(Threads, OneToOneThroughStreamComms) {
     step("one-to-one threads running");
     run_threads([&](int t) {
         for (int r = 0; r < rounds; ++r) {
-            int out = word(r, rank(), t, t), in = -1;
+            int out = word(r, world_rank(), t, t), in = -1;
             weft_status st;
             int rc;
-            if (rank() == 0) {
+            if (world_rank() == 0) {
                 if ((rc = weft_send(&out, 1, WEFT_INT, peer_, 0, comms[t]))) return errors_.add(t, "send: " + err(rc));
                 if ((rc = weft_recv(&in, 1, WEFT_INT, peer_, 0, comms[t], &st))) return errors_.add(t, "recv: " + err(rc));
             } else {
@@ -251,7 +251,7 @@ TEST_F(Threads, OneToOneThroughConventionalComms) {
     run_threads([&](int t) {
         std::vector<weft_request> reqs(2);
         for (int r = 0; r < rounds; ++r) {
-            int out = word(r, rank(), t, t), in = -1;
+            int out = word(r, world_rank(), t, t), in = -1;
             int rc = weft_irecv(&in, 1, WEFT_INT, peer_, 0, comms[t], &reqs[0]);
             if (rc) return errors_.add(t, "irecv: " + err(rc));
             if ((rc = weft_isend(&out, 1, WEFT_INT, peer_, 0, comms[t], &reqs[1]))) return errors_.add(t, "isend: " + err(rc));
@@ -272,7 +272,7 @@ TEST_F(Threads, SendsSharingOneRequestCompleteWithStatuses) {
     step("threads completing shared send requests");
     run_threads([&](int t) {
         for (int r = 0; r < rounds; ++r) {
-            int out = word(r, rank(), t, t), in = -1;
+            int out = word(r, world_rank(), t, t), in = -1;
             weft_request rreq, sreq;
             weft_status st;
             int rc = weft_irecv(&in, 1, WEFT_INT, peer_, 0, comms[t], &rreq);

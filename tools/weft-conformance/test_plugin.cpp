@@ -45,6 +45,8 @@ TEST(Plugin, DescriptorIsComplete)
     printf("plugin %s %s, priority %d\n", d.name, d.version, d.priority);
 }
 
+/* plugin.h: init may run again after finalize (weft-info opens each fabric twice, and this
+ * kit opens one per test), never while a fabric of the plugin is open. */
 TEST(Plugin, InitFinalizeRepeatedly)
 {
     require_plugin();
@@ -54,10 +56,11 @@ TEST(Plugin, InitFinalizeRepeatedly)
         weft_fabric_t *f = nullptr;
         char why[256] = "";
         int rc = plugin().ops->init(host(), &f, why, sizeof(why));
-        if (rc != WEFT_PLUGIN_OK)
+        if (rc != WEFT_PLUGIN_OK && i == 0)
             GTEST_SKIP() << "cannot open here: " << why;
-        ASSERT_NE(f, nullptr);
-        EXPECT_EQ(plugin().ops->finalize(f), WEFT_PLUGIN_OK);
+        ASSERT_EQ(rc, WEFT_PLUGIN_OK) << "init #" << i + 1 << " after a finalize failed: " << why;
+        ASSERT_NE(f, nullptr) << "init #" << i + 1;
+        EXPECT_EQ(plugin().ops->finalize(f), WEFT_PLUGIN_OK) << "finalize #" << i + 1;
     }
 }
 
@@ -95,7 +98,10 @@ TEST_F(Caps, AddressTooSmallReportsLength)
 {
     size_t len = 1;
     uint8_t one[1];
-    EXPECT_NE(ops().ep_address(a_.ep, one, &len), WEFT_PLUGIN_OK);
+    int rc = ops().ep_address(a_.ep, one, &len);
+    EXPECT_TRUE(rc == WEFT_PLUGIN_ERR_INVALID || rc == WEFT_PLUGIN_ERR_NOMEM)
+        << "ep_address with a too-small buffer answered " << rc
+        << ", not WEFT_PLUGIN_ERR_INVALID (or ERR_NOMEM)";
     EXPECT_EQ(len, a_.address.size()) << "a too-small buffer must report the needed length";
     len = a_.address.size();
     std::vector<uint8_t> again(len);

@@ -1,10 +1,12 @@
 // weft-info: which plugins are installed, whether each opens (and why not), and which fabric
-// weft_init would select with the current environment.  It asks the libweft it runs with
-// (weft_query_*), so it sees that library's plugins wherever the installation was moved.
+// weft_init would select with the current environment; with --coll, the collective algorithms
+// and when each is chosen.  It asks the libweft it runs with (weft_query_*), so it sees that
+// library's plugins wherever the installation was moved.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "weft/plugin.h"
 #include "weft/weft.h"
@@ -31,6 +33,23 @@ void print_plugin(const weft_plugin_report_t *p, void *count) {
     std::printf("\n");
 }
 
+void print_collective(const weft_coll_report_t *a, void *set) {
+    std::printf("%-21s %-25s %-31s %s\n", a->collective, a->algorithm, a->variable, a->when);
+    auto &vars = *static_cast<std::vector<std::string> *>(set);
+    const char *v = std::getenv(a->variable);
+    if (v != nullptr && *v != '\0' && (vars.empty() || vars.back() != a->variable)) vars.push_back(a->variable);
+}
+
+// The collective registry: one line per algorithm, then the variables this environment sets.
+int print_collectives() {
+    std::printf("%-21s %-25s %-31s %s\n", "collective", "algorithm", "variable", "when it applies");
+    std::vector<std::string> set;
+    if (weft_query_collectives(print_collective, &set) != WEFT_SUCCESS) return 1;
+    std::printf("\nSet a variable to an algorithm's name to force it (auto or unset: the automatic choice).\n");
+    for (const std::string &var : set) std::printf("  %s=%s in this environment\n", var.c_str(), std::getenv(var.c_str()));
+    return 0;
+}
+
 std::string error_detail() {
     char detail[WEFT_MAX_ERROR_STRING];
     size_t len = sizeof detail;
@@ -41,11 +60,14 @@ std::string error_detail() {
 
 int main(int argc, char **argv) {
     if (argc > 1 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) {
-        std::printf("usage: weft-info\n  Lists Weft plugins on the search path (WEFT_PLUGIN_PATH, then <libdir>/weft),\n"
+        std::printf("usage: weft-info [--coll]\n  Lists Weft plugins on the search path (WEFT_PLUGIN_PATH, then <libdir>/weft),\n"
                     "  whether each opens on this machine, and the fabric weft_init would select\n"
-                    "  (WEFT_FABRIC=a,b,^c sets the preference).\n");
+                    "  (WEFT_FABRIC=a,b,^c sets the preference).\n"
+                    "  --coll: the collective algorithms, when each applies, and the WEFT_COLL_<NAME>\n"
+                    "  variable that forces one.\n");
         return 0;
     }
+    if (argc > 1 && !std::strcmp(argv[1], "--coll")) return print_collectives();
     char path[8192];
     weft_query_plugin_path(path, sizeof path);
     std::printf("Weft %d.%d.%d, plugin ABI %d.%d\nsearch path: %s\n\n", WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR,

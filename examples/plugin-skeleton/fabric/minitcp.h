@@ -13,32 +13,30 @@
  * with a HELLO header naming the endpoint it wants (its nonce, so a stale address that now
  * belongs to another endpoint is refused), then carries MSG frames: a header and the payload.
  * Headers are 24 bytes, big-endian: "MTCP", version, type, 2 reserved bytes, two u64 (HELLO:
- * target nonce, sender nonce; MSG: match bits, payload length).
+ * target nonce, sender nonce; MSG: match bits, payload length).  An endpoint's address is the
+ * plugin kit's header ("MTCP", version, the address family 4 as its info) and 14 bytes,
+ * big-endian: port, IPv4 address, nonce.
  *
- * Only ABI 1.0 operations are used, so the same source builds against the header of any
- * Weft with plugin ABI 1.x. */
+ * Boilerplate comes from the plugin kit, <weft/plugin_kit.h>: lists, logging, the address
+ * header, the descriptor.  Only ABI 1.0 operations are used, and the kit builds against any
+ * plugin.h 1.x, so the same source builds against the header of any Weft with plugin ABI 1.x
+ * (given the kit beside it). */
 #ifndef MINITCP_H
 #define MINITCP_H
 
-#include <weft/plugin.h>
+#include <weft/plugin_kit.h>
 
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__GNUC__)
-#define MT_EXPORT __attribute__((visibility("default")))
 /* Internal functions shared between the files: the plugin exports one symbol only, even when
  * it is built without -fvisibility=hidden. */
-#define MT_HIDDEN __attribute__((visibility("hidden")))
-#define MT_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
-#else
-#define MT_EXPORT
-#define MT_HIDDEN
-#define MT_PRINTF(fmt, args)
-#endif
+#define MT_HIDDEN WEFT_KIT_HIDDEN
 
 #define MT_NAME "minitcp"
-#define MT_ADDR_SIZE 20                 /* "MTCP", version, family, port, IPv4, nonce */
+#define MT_ADDR_PAYLOAD 14              /* after the kit's header: port, IPv4, nonce */
+#define MT_ADDR_SIZE (WEFT_KIT_ADDR_HEADER_SIZE + MT_ADDR_PAYLOAD)
+#define MT_ADDR_FAMILY_IPV4 4           /* the header's info; room for an IPv6 variant later */
 #define MT_HDR_SIZE 24
 #define MT_WIRE_VERSION 1
 #define MT_MAX_MESSAGE (SIZE_MAX / 2)   /* a sanity bound on a frame's length field */
@@ -54,34 +52,13 @@
 
 enum { MT_FRAME_HELLO = 'H', MT_FRAME_MSG = 'M' };
 
-/* ------------------------------------------------------------------ intrusive lists ------- */
-/* Circular doubly linked lists with a sentinel: O(1) append and unlink, no allocation. */
-typedef struct mt_list {
-    struct mt_list *prev, *next;
-} mt_list;
+/* Its address: what ep_address writes and ep_connect accepts (see minitcp_ep.c). */
+static const weft_kit_addr_format_t mt_addr_format = {
+    MT_NAME, WEFT_KIT_MAGIC('M', 'T', 'C', 'P'), MT_WIRE_VERSION, MT_ADDR_PAYLOAD, MT_ADDR_PAYLOAD};
 
-static inline void mt_list_init(mt_list *l) { l->prev = l->next = l; }
-static inline int mt_list_empty(const mt_list *l) { return l->next == l; }
-static inline void mt_list_push(mt_list *l, mt_list *n)
-{
-    n->prev = l->prev;
-    n->next = l;
-    l->prev->next = n;
-    l->prev = n;
-}
-static inline void mt_list_remove(mt_list *n)
-{
-    n->prev->next = n->next;
-    n->next->prev = n->prev;
-    n->prev = n->next = n;
-}
-#define MT_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
-/* Iterates safely against removal of the current element. */
-#define MT_FOREACH(it, list)                                                                   \
-    for (mt_list *it = (list)->next, *it##_next = it->next; it != (list);                     \
-         it = it##_next, it##_next = it->next)
-
-/* ------------------------------------------------------------------ objects ---------------- */
+/* ------------------------------------------------------------------ objects ----------------
+ * Lists are the kit's (weft_kit_list_t, circular: O(1) append and unlink, no allocation): an
+ * object on one embeds a weft_kit_link_t and is found back with WEFT_KIT_CONTAINER_OF. */
 typedef struct weft_fabric_ep mt_ep;
 typedef struct weft_fabric_peer mt_peer;
 
@@ -102,7 +79,7 @@ typedef struct mt_addr {
 /* One posted send or receive.  It is in one list at a time: its peer's send queue, the
  * posted receives, or the endpoint's completion queue. */
 typedef struct mt_op {
-    mt_list link;
+    weft_kit_link_t link;
     void *context;
     size_t len;                         /* the user's buffer length */
     const unsigned char *sbuf;          /* send: payload */
@@ -115,7 +92,7 @@ typedef struct mt_op {
 
 /* A message that arrived before a receive for it (a malloc'd copy, maybe still arriving). */
 typedef struct mt_unexp {
-    mt_list link;                       /* in ep->unexpected until a receive claims it */
+    weft_kit_link_t link;               /* in ep->unexpected until a receive claims it */
     uint64_t tag;
     size_t len;
     unsigned char *data;
@@ -129,7 +106,7 @@ typedef struct mt_conn {
     int kind;                           /* MT_SOCK_CONN */
     int fd;
     mt_ep *ep;
-    mt_list link;                       /* ep->conns */
+    weft_kit_link_t link;               /* ep->conns */
     int state;
     unsigned char hdr[MT_HDR_SIZE];     /* the header being read */
     size_t hdr_got;
@@ -151,12 +128,12 @@ struct weft_fabric_peer {
     int fd;                             /* -1 until the first send connects */
     uint32_t magic;                     /* MT_PEER_MAGIC while the handle is the user's */
     mt_ep *ep;
-    mt_list link;                       /* ep->peers */
+    weft_kit_link_t link;               /* ep->peers */
     mt_addr remote;
     int state;
     int error;                          /* FAILED: what every later send returns */
     uint32_t events;                    /* the epoll interest set now */
-    mt_list sendq;                      /* posted sends, oldest first; the first may be partial */
+    weft_kit_list_t sendq;              /* posted sends, oldest first; the first may be partial */
     unsigned char hello[MT_HDR_SIZE];
     size_t hello_left;                  /* bytes of hello not yet written */
 };
@@ -171,10 +148,10 @@ struct weft_fabric_ep {
         int fd;
     } listener;
     mt_addr self;
-    mt_list peers, conns;
-    mt_list posted;                     /* receives waiting for a message, in post order */
-    mt_list unexpected;                 /* messages waiting for a receive, in arrival order */
-    mt_list done;                       /* completed ops, delivered by the next progress */
+    weft_kit_list_t peers, conns;
+    weft_kit_list_t posted;             /* receives waiting for a message, in post order */
+    weft_kit_list_t unexpected;         /* messages waiting for a receive, in arrival order */
+    weft_kit_list_t done;               /* completed ops, delivered by the next progress */
     size_t unexpected_bytes;
     int paused;                         /* connections in MT_CONN_PAUSED */
     int pause_logged, accept_logged;    /* warn the first time only, then debug */
@@ -185,38 +162,26 @@ struct weft_fabric_ep {
 #define MT_PEER_MAGIC 0x6d747072u       /* "mtpr" */
 
 /* ------------------------------------------------------------------ wire encoding ---------- */
-static inline void mt_put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; --i, v >>= 8)
-        p[i] = (unsigned char)v;
-}
-static inline uint64_t mt_get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i)
-        v = v << 8 | p[i];
-    return v;
-}
 static inline void mt_hdr_encode(unsigned char *h, int type, uint64_t a, uint64_t b)
 {
     h[0] = 'M', h[1] = 'T', h[2] = 'C', h[3] = 'P';
     h[4] = MT_WIRE_VERSION, h[5] = (unsigned char)type, h[6] = 0, h[7] = 0;
-    mt_put64(h + 8, a);
-    mt_put64(h + 16, b);
+    weft_kit_store_be64(h + 8, a);
+    weft_kit_store_be64(h + 16, b);
 }
 /* The frame type, or -1 when the header is not ours (wrong magic or version). */
 static inline int mt_hdr_decode(const unsigned char *h, uint64_t *a, uint64_t *b)
 {
     if (h[0] != 'M' || h[1] != 'T' || h[2] != 'C' || h[3] != 'P' || h[4] != MT_WIRE_VERSION)
         return -1;
-    *a = mt_get64(h + 8);
-    *b = mt_get64(h + 16);
+    *a = weft_kit_load_be64(h + 8);
+    *b = weft_kit_load_be64(h + 16);
     return h[5];
 }
 
 /* ------------------------------------------------------------------ shared functions ------- */
-/* minitcp_fabric.c */
-MT_HIDDEN void mt_log(const weft_fabric_t *fab, int level, const char *fmt, ...) MT_PRINTF(3, 4);
+/* mt_log(fab, level, fmt, ...): one line to Weft's log through the host init was given. */
+#define mt_log(fab, level, ...) weft_kit_logf((fab)->host, level, MT_NAME, __VA_ARGS__)
 
 /* minitcp_ep.c */
 MT_HIDDEN int mt_socket_setup(int fd);
@@ -253,9 +218,5 @@ MT_HIDDEN int mt_tag_probe(mt_ep *ep, uint64_t tag, uint64_t ignore, int *found,
 MT_HIDDEN int mt_cancel(mt_ep *ep, void *context);
 
 static inline int mt_ep_valid(const mt_ep *ep) { return ep && ep->magic == MT_EP_MAGIC; }
-static inline int mt_matches(uint64_t msg_tag, uint64_t tag, uint64_t ignore)
-{
-    return ((msg_tag ^ tag) & ~ignore) == 0;
-}
 
 #endif

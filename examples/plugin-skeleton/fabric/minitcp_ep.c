@@ -54,15 +54,16 @@ void mt_complete(mt_ep *ep, mt_op *op, int status, uint64_t tag, size_t len)
     op->result.status = status;
     op->result.tag = tag;
     op->result.length = len;
-    mt_list_push(&ep->done, &op->link);
+    weft_kit_list_push_back(&ep->done, &op->link);
 }
 
 static int mt_deliver(mt_ep *ep)
 {
     int n = 0;
-    while (!mt_list_empty(&ep->done)) {
-        mt_op *op = MT_OF(ep->done.next, mt_op, link);
-        mt_list_remove(&op->link);
+    weft_kit_link_t *first;
+    while ((first = weft_kit_list_first(&ep->done))) {
+        mt_op *op = WEFT_KIT_CONTAINER_OF(first, mt_op, link);
+        weft_kit_list_unlink(&op->link);
         void *context = op->context;
         weft_fabric_completion_t c = op->result;
         free(op);
@@ -88,9 +89,8 @@ static uint64_t mt_nonce(uint16_t port)
 
 int mt_ep_open(weft_fabric_t *fab, const weft_fabric_ep_attr_t *attr, mt_ep **out)
 {
-    if (!fab || !attr || !out ||
-        attr->struct_size < offsetof(weft_fabric_ep_attr_t, complete) + sizeof attr->complete ||
-        !attr->complete)
+    /* The attr of any core: long enough for serial and complete, complete set. */
+    if (!fab || !out || !weft_kit_ep_attr_valid(attr))
         return WEFT_PLUGIN_ERR_INVALID;
     *out = NULL;
     mt_ep *ep = calloc(1, sizeof *ep);
@@ -99,11 +99,11 @@ int mt_ep_open(weft_fabric_t *fab, const weft_fabric_ep_attr_t *attr, mt_ep **ou
     ep->fab = fab;
     ep->complete = attr->complete;
     ep->listener.kind = MT_SOCK_LISTEN;
-    mt_list_init(&ep->peers);
-    mt_list_init(&ep->conns);
-    mt_list_init(&ep->posted);
-    mt_list_init(&ep->unexpected);
-    mt_list_init(&ep->done);
+    weft_kit_list_init(&ep->peers);
+    weft_kit_list_init(&ep->conns);
+    weft_kit_list_init(&ep->posted);
+    weft_kit_list_init(&ep->unexpected);
+    weft_kit_list_init(&ep->done);
 
     struct sockaddr_in sa;
     socklen_t sl = sizeof sa;
@@ -150,8 +150,8 @@ int mt_ep_close(mt_ep *ep)
 {
     if (!mt_ep_valid(ep))
         return WEFT_PLUGIN_ERR_INVALID;
-    MT_FOREACH(it, &ep->peers)
-        mt_peer_destroy(MT_OF(it, mt_peer, link), WEFT_PLUGIN_ERR_CANCELED);
+    WEFT_KIT_LIST_FOREACH(it, &ep->peers)
+        mt_peer_destroy(WEFT_KIT_CONTAINER_OF(it, mt_peer, link), WEFT_PLUGIN_ERR_CANCELED);
     mt_recv_close_all(ep);
     mt_deliver(ep);
     mt_unwatch_close(ep, ep->listener.fd);
@@ -165,19 +165,14 @@ int mt_ep_address(mt_ep *ep, void *buf, size_t *len)
 {
     if (!mt_ep_valid(ep) || !len)
         return WEFT_PLUGIN_ERR_INVALID;
-    if (!buf || *len < MT_ADDR_SIZE) {
-        *len = MT_ADDR_SIZE; /* tell the caller how much it needs */
-        return WEFT_PLUGIN_ERR_NOMEM;
-    }
-    unsigned char *a = buf;
-    a[0] = 'M', a[1] = 'T', a[2] = 'C', a[3] = 'P';
-    a[4] = MT_WIRE_VERSION;
-    a[5] = 4; /* IPv4; room for an IPv6 variant later */
-    a[6] = (unsigned char)(ep->self.port >> 8);
-    a[7] = (unsigned char)ep->self.port;
-    memcpy(a + 8, &ep->self.ipv4, 4); /* already network byte order */
-    mt_put64(a + 12, ep->self.nonce);
-    *len = MT_ADDR_SIZE;
+    /* The kit's header, then the payload; *len is the address length either way. */
+    unsigned char *a = weft_kit_addr_write(&mt_addr_format, MT_ADDR_FAMILY_IPV4, buf, len,
+                                           MT_ADDR_PAYLOAD);
+    if (!a)
+        return WEFT_PLUGIN_ERR_NOMEM; /* *len tells the caller how much it needs */
+    weft_kit_store_be16(a, ep->self.port);
+    memcpy(a + 2, &ep->self.ipv4, 4); /* already network byte order */
+    weft_kit_store_be64(a + 6, ep->self.nonce);
     return WEFT_PLUGIN_OK;
 }
 
@@ -187,16 +182,20 @@ int mt_ep_connect(mt_ep *ep, const void *address, size_t len, mt_peer **peer)
 {
     if (!mt_ep_valid(ep) || !address || !peer)
         return WEFT_PLUGIN_ERR_INVALID;
-    const unsigned char *a = address;
-    if (len != MT_ADDR_SIZE || memcmp(a, "MTCP", 4) != 0 || a[4] != MT_WIRE_VERSION || a[5] != 4) {
-        mt_log(ep->fab, WEFT_LOG_WARN, "ep_connect: %zu bytes that are no minitcp address "
-               "(a peer using another fabric or version?)", len);
+    /* The kit checks magic, version and length, and says what is wrong. */
+    char why[256];
+    uint16_t family;
+    const unsigned char *a = weft_kit_addr_read(&mt_addr_format, address, len, &family, NULL,
+                                                why, sizeof why);
+    if (!a || family != MT_ADDR_FAMILY_IPV4) {
+        mt_log(ep->fab, WEFT_LOG_WARN, "ep_connect: %s",
+               a ? "a minitcp address of an address family other than IPv4" : why);
         return WEFT_PLUGIN_ERR_INVALID;
     }
     mt_addr remote;
-    remote.port = (uint16_t)(a[6] << 8 | a[7]);
-    memcpy(&remote.ipv4, a + 8, 4);
-    remote.nonce = mt_get64(a + 12);
+    remote.port = weft_kit_load_be16(a);
+    memcpy(&remote.ipv4, a + 2, 4);
+    remote.nonce = weft_kit_load_be64(a + 6);
     *peer = mt_peer_new(ep, &remote);
     return *peer ? WEFT_PLUGIN_OK : WEFT_PLUGIN_ERR_NOMEM;
 }
@@ -217,7 +216,7 @@ int mt_ep_disconnect(mt_ep *ep, mt_peer *p)
     if (!mt_ep_valid(ep) || !p || p->magic != MT_PEER_MAGIC || p->ep != ep)
         return WEFT_PLUGIN_ERR_INVALID;
     double deadline = mt_now() + MT_DISCONNECT_SECONDS;
-    while (!mt_list_empty(&p->sendq) && p->state != MT_PEER_FAILED) {
+    while (!weft_kit_list_empty(&p->sendq) && p->state != MT_PEER_FAILED) {
         if (mt_now() > deadline) {
             mt_log(ep->fab, WEFT_LOG_WARN, "ep_disconnect: the peer did not take our data "
                    "within %d s; the sends still pending are canceled", MT_DISCONNECT_SECONDS);
@@ -270,7 +269,7 @@ int mt_ep_arm(mt_ep *ep)
 {
     if (!mt_ep_valid(ep))
         return WEFT_PLUGIN_ERR_INVALID;
-    if (!mt_list_empty(&ep->done) || ep->recheck)
+    if (!weft_kit_list_empty(&ep->done) || ep->recheck)
         return WEFT_PLUGIN_ERR_AGAIN;
     struct epoll_event ev;
     return epoll_wait(ep->epfd, &ev, 1, 0) > 0 ? WEFT_PLUGIN_ERR_AGAIN : WEFT_PLUGIN_OK;

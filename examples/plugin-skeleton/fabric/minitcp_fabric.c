@@ -1,85 +1,57 @@
-/* minitcp: the exported descriptor, the fabric (init, finalize, query) and logging. */
+/* minitcp: the exported descriptor and the fabric (init, finalize, query). */
 #define _POSIX_C_SOURCE 200809L
 #include "minitcp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* Our own printf-style wrapper around host->log: the header-only helpers of newer plugin.h
- * versions do not exist in ABI 1.0, which this plugin also builds against. */
-void mt_log(const weft_fabric_t *fab, int level, const char *fmt, ...)
-{
-    const weft_plugin_host_t *h = fab ? fab->host : NULL;
-    char line[512];
-    va_list ap;
-    /* The host struct may come from an older or newer core: read only what it contains. */
-    if (!h || h->struct_size < offsetof(weft_plugin_host_t, log) + sizeof h->log || !h->log)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    h->log(level, MT_NAME, line);
-}
-
-/* Writes a failure reason into why (when given) and returns rc. */
-MT_PRINTF(4, 5)
-static int mt_why(char *why, size_t why_len, int rc, const char *fmt, ...)
-{
-    va_list ap;
-    if (why && why_len) {
-        va_start(ap, fmt);
-        vsnprintf(why, why_len, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
+/* Failures return through weft_kit_whyf: one line into why saying what to change. */
 static int mt_init(const weft_plugin_host_t *host, weft_fabric_t **out, char *why,
                    size_t why_len)
 {
-    if (!out)
-        return mt_why(why, why_len, WEFT_PLUGIN_ERR_INVALID, "init: fabric must not be NULL");
-    *out = NULL;
+    /* Refuses out == NULL; host becomes NULL when it is too old to hold a log function (the
+     * kit's log helpers then drop lines), so the host struct of any core is read safely. */
+    int rc = weft_kit_fabric_init_begin(MT_NAME, out, &host, why, why_len);
+    if (rc != WEFT_PLUGIN_OK)
+        return rc;
     /* Every endpoint publishes this address, so it must be one the other processes reach:
      * loopback (the default) serves one node only. */
     const char *env = getenv("WEFT_MINITCP_ADDR");
     const char *text = env && *env ? env : "127.0.0.1";
     struct in_addr ip;
     if (inet_pton(AF_INET, text, &ip) != 1)
-        return mt_why(why, why_len, WEFT_PLUGIN_ERR_INVALID,
-                      "WEFT_MINITCP_ADDR=%s is not an IPv4 address: set it to this node's "
-                      "address (e.g. 10.0.0.5)", text);
+        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_INVALID,
+                             "WEFT_MINITCP_ADDR=%s is not an IPv4 address: set it to this "
+                             "node's address (e.g. 10.0.0.5)", text);
     if (ip.s_addr == htonl(INADDR_ANY))
-        return mt_why(why, why_len, WEFT_PLUGIN_ERR_INVALID,
-                      "WEFT_MINITCP_ADDR=%s cannot be published to other processes: set it to "
-                      "this node's address", text);
+        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_INVALID,
+                             "WEFT_MINITCP_ADDR=%s cannot be published to other processes: set "
+                             "it to this node's address", text);
     /* Fail here, with a reason, rather than at the first ep_open when the address is not
      * one of this node's. */
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0)
-        return mt_why(why, why_len, WEFT_PLUGIN_ERR_OTHER, "socket: %s", strerror(errno));
+        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_OTHER, "socket: %s", strerror(errno));
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
     sa.sin_addr = ip;
-    int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+    rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     int err = errno;
     close(fd);
     if (rc != 0)
-        return mt_why(why, why_len, WEFT_PLUGIN_ERR_UNREACHABLE,
-                      "cannot bind to %s (%s): set WEFT_MINITCP_ADDR to an IPv4 address of "
-                      "this node", text, strerror(err));
+        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_UNREACHABLE,
+                             "cannot bind to %s (%s): set WEFT_MINITCP_ADDR to an IPv4 address "
+                             "of this node", text, strerror(err));
 
     weft_fabric_t *fab = calloc(1, sizeof *fab);
     if (!fab)
-        return mt_why(why, why_len, WEFT_PLUGIN_ERR_NOMEM, "out of memory");
+        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_NOMEM, "out of memory");
     fab->host = host;
     fab->ipv4 = ip.s_addr;
     mt_log(fab, WEFT_LOG_DEBUG, "listening on %s (WEFT_MINITCP_ADDR)", text);
@@ -97,19 +69,17 @@ static int mt_finalize(weft_fabric_t *fab)
 
 static int mt_query(weft_fabric_t *fab, weft_fabric_caps_t *caps)
 {
-    if (!fab || !caps || caps->struct_size < sizeof caps->struct_size)
+    if (!fab)
         return WEFT_PLUGIN_ERR_INVALID;
     weft_fabric_caps_t all;
     memset(&all, 0, sizeof all);
-    all.struct_size = caps->struct_size;
     all.flags = WEFT_FABRIC_CAP_WAIT_FD; /* not THREAD_SAFE: the core serializes each endpoint */
     all.max_message_size = MT_MAX_MESSAGE;
     all.inject_size = 0;                 /* every send completes once the socket took it */
     all.eager_size = MT_MAX_MESSAGE;     /* no rendezvous: every message goes eagerly */
     all.max_address_size = MT_ADDR_SIZE;
-    /* An older core passes a shorter struct: write nothing past its struct_size. */
-    memcpy(caps, &all, caps->struct_size < sizeof all ? caps->struct_size : sizeof all);
-    return WEFT_PLUGIN_OK;
+    /* An older core passes a shorter struct: the kit writes nothing past its struct_size. */
+    return weft_kit_caps_write(caps, &all);
 }
 
 /* Designated initializers: the operations that newer ABI minors append (global kernels,
@@ -132,14 +102,8 @@ static const weft_fabric_ops_v1_t mt_ops = {
     .ep_arm = mt_ep_arm,
 };
 
-/* The one exported symbol.  Priority 1, the lowest of the fabrics: the loader takes minitcp
- * only when asked for it (WEFT_FABRIC=minitcp) or when no other fabric opens. */
-MT_EXPORT const weft_plugin_v1_t weft_plugin_v1 = {
-    WEFT_PLUGIN_ABI_MAJOR,
-    WEFT_PLUGIN_ABI_MINOR,
-    WEFT_PLUGIN_KIND_FABRIC,
-    MT_NAME,
-    "1.0 (plain TCP sockets; the plugin skeleton)",
-    1,
-    &mt_ops,
-};
+/* The one exported symbol, weft_plugin_v1, with the ABI of the plugin.h compiled against.
+ * Priority 1, the lowest of the fabrics: the loader takes minitcp only when asked for it
+ * (WEFT_FABRIC=minitcp) or when no other fabric opens. */
+WEFT_KIT_PLUGIN_DEFINE(WEFT_PLUGIN_KIND_FABRIC, MT_NAME,
+                       "1.0 (plain TCP sockets; the plugin skeleton)", 1, &mt_ops);

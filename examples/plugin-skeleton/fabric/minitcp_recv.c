@@ -51,7 +51,7 @@ static void mt_unexp_drop(mt_ep *ep, mt_unexp *ux, int status)
     if (ux->claimed)
         mt_complete(ep, ux->claimed, status, ux->tag, ux->len);
     else
-        mt_list_remove(&ux->link);
+        weft_kit_list_unlink(&ux->link);
     mt_unexp_free(ep, ux);
 }
 
@@ -70,7 +70,7 @@ static void mt_conn_close(mt_conn *c, int status, const char *why)
         mt_log(ep->fab, cut ? WEFT_LOG_WARN : WEFT_LOG_DEBUG, "incoming connection %s%s", why,
                cut ? " in the middle of a message; the message is lost" : "");
     mt_unwatch_close(ep, c->fd);
-    mt_list_remove(&c->link);
+    weft_kit_list_unlink(&c->link);
     free(c->stage);
     free(c);
 }
@@ -108,7 +108,7 @@ void mt_conn_accept(mt_ep *ep)
             close(fd);
             continue;
         }
-        mt_list_push(&ep->conns, &c->link);
+        weft_kit_list_push_back(&ep->conns, &c->link);
     }
 }
 
@@ -132,10 +132,10 @@ static void mt_conn_dispatch(mt_conn *c)
     mt_ep *ep = c->ep;
     c->recv = NULL;
     c->ux = NULL;
-    MT_FOREACH(it, &ep->posted) {
-        mt_op *op = MT_OF(it, mt_op, link);
-        if (mt_matches(c->tag, op->tag, op->ignore)) {
-            mt_list_remove(&op->link);
+    WEFT_KIT_LIST_FOREACH(it, &ep->posted) {
+        mt_op *op = WEFT_KIT_CONTAINER_OF(it, mt_op, link);
+        if (weft_kit_tag_matches(c->tag, op->tag, op->ignore)) {
+            weft_kit_list_unlink(&op->link);
             c->recv = op;
             c->dst = op->rbuf;
             c->keep = mt_min(c->len, op->len); /* the rest of a longer message is skipped */
@@ -167,7 +167,7 @@ static void mt_conn_dispatch(mt_conn *c)
         }
         ux->tag = c->tag;
         ux->len = c->len;
-        mt_list_push(&ep->unexpected, &ux->link);
+        weft_kit_list_push_back(&ep->unexpected, &ux->link);
         ep->unexpected_bytes += c->len;
         c->ux = ux;
         c->dst = ux->data;
@@ -294,8 +294,8 @@ void mt_conn_resume(mt_ep *ep)
 {
     if (!ep->paused)
         return;
-    MT_FOREACH(it, &ep->conns) {
-        mt_conn *c = MT_OF(it, mt_conn, link);
+    WEFT_KIT_LIST_FOREACH(it, &ep->conns) {
+        mt_conn *c = WEFT_KIT_CONTAINER_OF(it, mt_conn, link);
         if (c->state != MT_CONN_PAUSED)
             continue;
         ep->paused--;
@@ -311,15 +311,15 @@ void mt_conn_resume(mt_ep *ep)
 /* ep_close: every receive still pending completes canceled, every buffer is freed. */
 void mt_recv_close_all(mt_ep *ep)
 {
-    MT_FOREACH(it, &ep->conns)
-        mt_conn_close(MT_OF(it, mt_conn, link), WEFT_PLUGIN_ERR_CANCELED, NULL);
-    MT_FOREACH(it, &ep->posted) {
-        mt_op *op = MT_OF(it, mt_op, link);
-        mt_list_remove(&op->link);
+    WEFT_KIT_LIST_FOREACH(it, &ep->conns)
+        mt_conn_close(WEFT_KIT_CONTAINER_OF(it, mt_conn, link), WEFT_PLUGIN_ERR_CANCELED, NULL);
+    WEFT_KIT_LIST_FOREACH(it, &ep->posted) {
+        mt_op *op = WEFT_KIT_CONTAINER_OF(it, mt_op, link);
+        weft_kit_list_unlink(&op->link);
         mt_complete(ep, op, WEFT_PLUGIN_ERR_CANCELED, 0, 0);
     }
-    MT_FOREACH(it, &ep->unexpected)
-        mt_unexp_drop(ep, MT_OF(it, mt_unexp, link), WEFT_PLUGIN_ERR_CANCELED);
+    WEFT_KIT_LIST_FOREACH(it, &ep->unexpected)
+        mt_unexp_drop(ep, WEFT_KIT_CONTAINER_OF(it, mt_unexp, link), WEFT_PLUGIN_ERR_CANCELED);
 }
 
 int mt_tag_recv(mt_ep *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context)
@@ -335,18 +335,18 @@ int mt_tag_recv(mt_ep *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
     op->tag = tag;
     op->ignore = ignore;
     /* Messages that arrived before this receive come first, oldest first. */
-    MT_FOREACH(it, &ep->unexpected) {
-        mt_unexp *ux = MT_OF(it, mt_unexp, link);
-        if (!mt_matches(ux->tag, tag, ignore))
+    WEFT_KIT_LIST_FOREACH(it, &ep->unexpected) {
+        mt_unexp *ux = WEFT_KIT_CONTAINER_OF(it, mt_unexp, link);
+        if (!weft_kit_tag_matches(ux->tag, tag, ignore))
             continue;
-        mt_list_remove(&ux->link);
+        weft_kit_list_unlink(&ux->link);
         if (ux->complete)
             mt_unexp_deliver(ep, ux, op); /* completes at the next progress */
         else
             ux->claimed = op;             /* completes when the rest of it arrived */
         return WEFT_PLUGIN_OK;
     }
-    mt_list_push(&ep->posted, &op->link);
+    weft_kit_list_push_back(&ep->posted, &op->link);
     if (ep->paused)
         ep->recheck = 1; /* it may match a paused connection's waiting header */
     return WEFT_PLUGIN_OK;
@@ -359,9 +359,9 @@ int mt_tag_probe(mt_ep *ep, uint64_t tag, uint64_t ignore, int *found, uint64_t 
         return WEFT_PLUGIN_ERR_INVALID;
     *found = 0;
     /* The buffered messages, then the headers that paused connections hold back. */
-    MT_FOREACH(it, &ep->unexpected) {
-        mt_unexp *ux = MT_OF(it, mt_unexp, link);
-        if (mt_matches(ux->tag, tag, ignore)) {
+    WEFT_KIT_LIST_FOREACH(it, &ep->unexpected) {
+        mt_unexp *ux = WEFT_KIT_CONTAINER_OF(it, mt_unexp, link);
+        if (weft_kit_tag_matches(ux->tag, tag, ignore)) {
             *found = 1;
             if (msg_tag)
                 *msg_tag = ux->tag;
@@ -370,9 +370,9 @@ int mt_tag_probe(mt_ep *ep, uint64_t tag, uint64_t ignore, int *found, uint64_t 
             return WEFT_PLUGIN_OK;
         }
     }
-    MT_FOREACH(it, &ep->conns) {
-        mt_conn *c = MT_OF(it, mt_conn, link);
-        if (c->state == MT_CONN_PAUSED && mt_matches(c->tag, tag, ignore)) {
+    WEFT_KIT_LIST_FOREACH(it, &ep->conns) {
+        mt_conn *c = WEFT_KIT_CONTAINER_OF(it, mt_conn, link);
+        if (c->state == MT_CONN_PAUSED && weft_kit_tag_matches(c->tag, tag, ignore)) {
             *found = 1;
             if (msg_tag)
                 *msg_tag = c->tag;
@@ -390,10 +390,10 @@ int mt_cancel(mt_ep *ep, void *context)
 {
     if (!mt_ep_valid(ep))
         return WEFT_PLUGIN_ERR_INVALID;
-    MT_FOREACH(it, &ep->posted) {
-        mt_op *op = MT_OF(it, mt_op, link);
+    WEFT_KIT_LIST_FOREACH(it, &ep->posted) {
+        mt_op *op = WEFT_KIT_CONTAINER_OF(it, mt_op, link);
         if (op->context == context) {
-            mt_list_remove(&op->link);
+            weft_kit_list_unlink(&op->link);
             mt_complete(ep, op, WEFT_PLUGIN_ERR_CANCELED, 0, 0);
             return WEFT_PLUGIN_OK;
         }

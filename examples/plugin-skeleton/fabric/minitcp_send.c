@@ -29,8 +29,8 @@ mt_peer *mt_peer_new(mt_ep *ep, const mt_addr *remote)
     p->ep = ep;
     p->remote = *remote;
     p->state = MT_PEER_IDLE;
-    mt_list_init(&p->sendq);
-    mt_list_push(&ep->peers, &p->link);
+    weft_kit_list_init(&p->sendq);
+    weft_kit_list_push_back(&ep->peers, &p->link);
     return p;
 }
 
@@ -39,7 +39,7 @@ mt_peer *mt_peer_new(mt_ep *ep, const mt_addr *remote)
 static void mt_peer_watch(mt_peer *p)
 {
     uint32_t want = EPOLLIN;
-    if (p->state == MT_PEER_CONNECTING || p->hello_left || !mt_list_empty(&p->sendq))
+    if (p->state == MT_PEER_CONNECTING || p->hello_left || !weft_kit_list_empty(&p->sendq))
         want |= EPOLLOUT;
     if (p->fd >= 0 && want != p->events && mt_watch(p->ep, EPOLL_CTL_MOD, p->fd, want, p) == 0)
         p->events = want;
@@ -55,9 +55,9 @@ static void mt_peer_fail(mt_peer *p, int status, const char *what)
     p->state = MT_PEER_FAILED;
     p->error = status;
     p->hello_left = 0;
-    MT_FOREACH(it, &p->sendq) {
-        mt_op *op = MT_OF(it, mt_op, link);
-        mt_list_remove(&op->link);
+    WEFT_KIT_LIST_FOREACH(it, &p->sendq) {
+        mt_op *op = WEFT_KIT_CONTAINER_OF(it, mt_op, link);
+        weft_kit_list_unlink(&op->link);
         mt_complete(p->ep, op, status, 0, 0);
         ++pending;
     }
@@ -73,8 +73,8 @@ static void mt_peer_fail(mt_peer *p, int status, const char *what)
  * mt_peer_retire): otherwise its messages could overtake the old connection's last ones. */
 static int mt_peer_has_predecessor(const mt_peer *p)
 {
-    MT_FOREACH(it, &p->ep->peers) {
-        const mt_peer *o = MT_OF(it, mt_peer, link);
+    WEFT_KIT_LIST_FOREACH(it, &p->ep->peers) {
+        const mt_peer *o = WEFT_KIT_CONTAINER_OF(it, mt_peer, link);
         if (o->state == MT_PEER_CLOSING && o->remote.ipv4 == p->remote.ipv4 &&
             o->remote.port == p->remote.port && o->remote.nonce == p->remote.nonce)
             return 1;
@@ -124,14 +124,15 @@ static int mt_peer_connect(mt_peer *p)
 static void mt_peer_flush(mt_peer *p)
 {
     for (int round = 0; round < MT_WRITES_PER_CALL && p->state == MT_PEER_OPEN &&
-                        (p->hello_left || !mt_list_empty(&p->sendq));
+                        (p->hello_left || !weft_kit_list_empty(&p->sendq));
          ++round) {
         struct iovec iov[MT_IOV];
         int n = 0;
         if (p->hello_left)
             iov[n++] = (struct iovec){p->hello + MT_HDR_SIZE - p->hello_left, p->hello_left};
-        for (mt_list *it = p->sendq.next; it != &p->sendq && n + 2 <= MT_IOV; it = it->next) {
-            mt_op *op = MT_OF(it, mt_op, link);
+        for (weft_kit_link_t *it = weft_kit_list_first(&p->sendq); it && n + 2 <= MT_IOV;
+             it = weft_kit_list_next(&p->sendq, it)) {
+            mt_op *op = WEFT_KIT_CONTAINER_OF(it, mt_op, link);
             if (op->sent < MT_HDR_SIZE)
                 iov[n++] = (struct iovec){op->hdr + op->sent, MT_HDR_SIZE - op->sent};
             size_t off = op->sent > MT_HDR_SIZE ? op->sent - MT_HDR_SIZE : 0;
@@ -156,14 +157,14 @@ static void mt_peer_flush(mt_peer *p)
         size_t take = left < p->hello_left ? left : p->hello_left;
         p->hello_left -= take;
         left -= take;
-        while (left && !mt_list_empty(&p->sendq)) {
-            mt_op *op = MT_OF(p->sendq.next, mt_op, link);
+        while (left && !weft_kit_list_empty(&p->sendq)) {
+            mt_op *op = WEFT_KIT_CONTAINER_OF(weft_kit_list_first(&p->sendq), mt_op, link);
             size_t rest = MT_HDR_SIZE + op->len - op->sent;
             take = left < rest ? left : rest;
             op->sent += take;
             left -= take;
             if (take == rest) {
-                mt_list_remove(&op->link);
+                weft_kit_list_unlink(&op->link);
                 mt_complete(p->ep, op, WEFT_PLUGIN_OK, 0, 0);
             }
         }
@@ -196,7 +197,7 @@ void mt_peer_event(mt_peer *p, uint32_t events)
             if (p->state == MT_PEER_CLOSING) { /* the receiver saw our end of file: done */
                 p->ep->recheck = 1; /* a successor may connect now (mt_peer_kick) */
                 mt_unwatch_close(p->ep, p->fd);
-                mt_list_remove(&p->link);
+                weft_kit_list_unlink(&p->link);
                 free(p);
             } else {
                 mt_peer_fail(p, WEFT_PLUGIN_ERR_PEER_FAILED,
@@ -214,9 +215,9 @@ void mt_peer_event(mt_peer *p, uint32_t events)
 /* Something that held peers back changed (a predecessor closed): connect the waiting ones. */
 void mt_peer_kick(mt_ep *ep)
 {
-    MT_FOREACH(it, &ep->peers) {
-        mt_peer *p = MT_OF(it, mt_peer, link);
-        if (p->state == MT_PEER_IDLE && !mt_list_empty(&p->sendq) &&
+    WEFT_KIT_LIST_FOREACH(it, &ep->peers) {
+        mt_peer *p = WEFT_KIT_CONTAINER_OF(it, mt_peer, link);
+        if (p->state == MT_PEER_IDLE && !weft_kit_list_empty(&p->sendq) &&
             mt_peer_connect(p) == WEFT_PLUGIN_OK && p->state == MT_PEER_OPEN)
             mt_peer_flush(p);
     }
@@ -229,7 +230,7 @@ void mt_peer_kick(mt_ep *ep)
 void mt_peer_retire(mt_peer *p)
 {
     p->magic = 0;
-    if (p->state == MT_PEER_OPEN && mt_list_empty(&p->sendq) && !p->hello_left &&
+    if (p->state == MT_PEER_OPEN && weft_kit_list_empty(&p->sendq) && !p->hello_left &&
         shutdown(p->fd, SHUT_WR) == 0) {
         p->state = MT_PEER_CLOSING;
         mt_watch(p->ep, EPOLL_CTL_MOD, p->fd, EPOLLIN, p);
@@ -242,13 +243,13 @@ void mt_peer_retire(mt_peer *p)
 /* Frees the peer now; queued sends complete with status (the endpoint delivers them). */
 void mt_peer_destroy(mt_peer *p, int status)
 {
-    MT_FOREACH(it, &p->sendq) {
-        mt_op *op = MT_OF(it, mt_op, link);
-        mt_list_remove(&op->link);
+    WEFT_KIT_LIST_FOREACH(it, &p->sendq) {
+        mt_op *op = WEFT_KIT_CONTAINER_OF(it, mt_op, link);
+        weft_kit_list_unlink(&op->link);
         mt_complete(p->ep, op, status, 0, 0);
     }
     mt_unwatch_close(p->ep, p->fd);
-    mt_list_remove(&p->link);
+    weft_kit_list_unlink(&p->link);
     free(p);
 }
 
@@ -259,7 +260,7 @@ int mt_tag_send(mt_ep *ep, mt_peer *p, const void *buf, size_t len, uint64_t tag
         return WEFT_PLUGIN_ERR_INVALID;
     if (p->state == MT_PEER_FAILED)
         return p->error;
-    if (p->state == MT_PEER_IDLE && mt_list_empty(&p->sendq)) {
+    if (p->state == MT_PEER_IDLE && weft_kit_list_empty(&p->sendq)) {
         int rc = mt_peer_connect(p);
         if (rc != WEFT_PLUGIN_OK)
             return rc;
@@ -271,7 +272,7 @@ int mt_tag_send(mt_ep *ep, mt_peer *p, const void *buf, size_t len, uint64_t tag
     op->sbuf = buf;
     op->len = len;
     mt_hdr_encode(op->hdr, MT_FRAME_MSG, tag, (uint64_t)len);
-    mt_list_push(&p->sendq, &op->link);
+    weft_kit_list_push_back(&p->sendq, &op->link);
     if (p->state == MT_PEER_OPEN)
         mt_peer_flush(p); /* most sends leave right here; the completion waits for progress */
     return WEFT_PLUGIN_OK;

@@ -237,22 +237,22 @@ int hostq_plugin_queue_destroy(weft_queue_runtime_t *rt, const void *handle, siz
 }
 
 const weft_queue_ops_v1_t hostq_plugin_ops = {
-    hostq_plugin_types,
-    hostq_plugin_init,
-    hostq_plugin_finalize,
-    hostq_plugin_attach,
-    hostq_plugin_detach,
-    hostq_plugin_append_signal,
-    hostq_plugin_append_wait,
-    hostq_plugin_append_copy,
-    hostq_plugin_reached,
-    hostq_plugin_release,
-    hostq_plugin_mem_kind,
-    hostq_plugin_host_alloc,
-    hostq_plugin_host_free,
+    .types = hostq_plugin_types,
+    .init = hostq_plugin_init,
+    .finalize = hostq_plugin_finalize,
+    .attach = hostq_plugin_attach,
+    .detach = hostq_plugin_detach,
+    .append_signal = hostq_plugin_append_signal,
+    .append_wait = hostq_plugin_append_wait,
+    .append_copy = hostq_plugin_append_copy,
+    .reached = hostq_plugin_reached,
+    .release = hostq_plugin_release,
+    .mem_kind = hostq_plugin_mem_kind,
+    .host_alloc = hostq_plugin_host_alloc,
+    .host_free = hostq_plugin_host_free,
     // ABI minor 3 (optional; NULL where a runtime cannot create queues on its own).
-    hostq_plugin_queue_create,
-    hostq_plugin_queue_destroy,
+    .queue_create = hostq_plugin_queue_create,
+    .queue_destroy = hostq_plugin_queue_destroy,
 };
 
 } // namespace

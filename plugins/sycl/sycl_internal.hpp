@@ -1,7 +1,7 @@
 /* Internal structures of the SYCL / Level Zero queue plugin.  Only api/weft/plugin.h and the
  * Level Zero core API (1.4 headers) are visible. */
-#ifndef WEFT_ZE_INTERNAL_HPP
-#define WEFT_ZE_INTERNAL_HPP
+#ifndef WEFT_SYCL_INTERNAL_HPP
+#define WEFT_SYCL_INTERNAL_HPP
 
 #include <weft/plugin.h>
 
@@ -13,12 +13,12 @@
 #include <mutex>
 #include <vector>
 
-#define ZE_PLUGIN_NAME "sycl"
+#define SYCL_PLUGIN_NAME "sycl"
 
-/* Events come in pools of this many; a queue grows up to ZE_POOLS_MAX pools, then appends
+/* Events come in pools of this many; a queue grows up to SYCL_POOLS_MAX pools, then appends
  * return WEFT_PLUGIN_ERR_AGAIN until reached() recycles some. */
-constexpr uint32_t ZE_POOL_EVENTS = 256;
-constexpr size_t ZE_POOLS_MAX = 64;
+constexpr uint32_t SYCL_POOL_EVENTS = 256;
+constexpr size_t SYCL_POOLS_MAX = 64;
 
 struct weft_queue_runtime {
     const weft_plugin_host_t *host;
@@ -33,26 +33,26 @@ struct weft_queue_runtime {
 };
 
 /* A point appended to the queue and the event that carries it. */
-struct ze_point {
+struct sycl_point {
     uint32_t value;
     ze_event_handle_t event;
 };
 
 /* A command list the plugin owns (command-queue mode): one per append call, executed at once,
  * reused once its fence says the queue has finished it. */
-struct ze_own_list {
+struct sycl_own_list {
     ze_command_list_handle_t list;
     ze_fence_handle_t fence;
 };
 
-enum ze_queue_mode {
-    ZE_QUEUE_IMMEDIATE = 1, /* the user's immediate, in-order command list */
-    ZE_QUEUE_REGULAR = 2    /* the user's command queue: the plugin's own lists executed on it */
+enum sycl_queue_mode {
+    SYCL_QUEUE_IMMEDIATE = 1, /* the user's immediate, in-order command list */
+    SYCL_QUEUE_REGULAR = 2    /* the user's command queue: the plugin's own lists executed on it */
 };
 
 struct weft_queue {
     weft_queue_runtime *rt;
-    ze_queue_mode mode;
+    sycl_queue_mode mode;
     ze_context_handle_t context;
     ze_device_handle_t device;       /* command-queue mode only; nullptr otherwise */
     ze_command_list_handle_t list;   /* immediate mode: the user's list */
@@ -60,8 +60,8 @@ struct weft_queue {
     uint32_t ordinal;                /* command-queue mode: the queue's group ordinal */
 
     /* Touched only by the appending thread (and detach): own lists and event pools. */
-    std::vector<ze_own_list> lists_free;
-    std::deque<ze_own_list> lists_busy;  /* in execution order */
+    std::vector<sycl_own_list> lists_free;
+    std::deque<sycl_own_list> lists_busy;  /* in execution order */
     std::vector<ze_event_pool_handle_t> pools;
     std::vector<ze_event_handle_t> events_all;
 
@@ -69,34 +69,34 @@ struct weft_queue {
      * lock, held only around non-blocking calls (event query/reset/host-signal). */
     std::mutex lock;
     std::vector<ze_event_handle_t> events_free;
-    std::deque<ze_point> signals;          /* appended signals, in order */
-    std::vector<ze_point> waits;           /* appended waits not yet released */
-    std::vector<ze_point> waits_released;  /* host-signalled; recycled once passed */
+    std::deque<sycl_point> signals;          /* appended signals, in order */
+    std::vector<sycl_point> waits;           /* appended waits not yet released */
+    std::vector<sycl_point> waits_released;  /* host-signalled; recycled once passed */
     uint32_t reached_value;                /* last signal executed, 0 before the first */
     uint32_t released_value;               /* largest value given to release() */
     bool released_valid;                   /* released_value applies to new waits */
     bool failed_logged;                    /* an event query failed: logged once */
 };
 
-/* ze_plugin.cpp */
-const char *ze_result_name(ze_result_t r);
+/* sycl_plugin.cpp */
+const char *sycl_result_name(ze_result_t r);
 /* Messages to Weft's log and failure reasons, through plugin.h's helpers. */
-#define ze_log(rt, level, ...) \
-    weft_plugin_logf((rt) ? (rt)->host : nullptr, (level), ZE_PLUGIN_NAME, __VA_ARGS__)
-#define ze_why(why, why_len, ...) \
+#define sycl_log(rt, level, ...) \
+    weft_plugin_logf((rt) ? (rt)->host : nullptr, (level), SYCL_PLUGIN_NAME, __VA_ARGS__)
+#define sycl_why(why, why_len, ...) \
     static_cast<void>(weft_plugin_whyf((why), (why_len), WEFT_PLUGIN_OK, __VA_ARGS__))
-int ze_result_to_plugin(ze_result_t r);
+int sycl_result_to_plugin(ze_result_t r);
 
-/* ze_queue.cpp */
-int ze_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,
-                    weft_queue_t **q, int *sync_used, char *why, size_t why_len);
-int ze_queue_detach(weft_queue_t *q);
-int ze_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size);
-int ze_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size);
+/* sycl_queue.cpp */
+int sycl_queue_attach(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,
+                      weft_queue_t **q, int *sync_used, char *why, size_t why_len);
+int sycl_queue_detach(weft_queue_t *q);
+int sycl_queue_create(weft_queue_runtime_t *rt, void *handle, size_t *size);
+int sycl_queue_destroy(weft_queue_runtime_t *rt, const void *handle, size_t size);
 /* finalize: the runtime's own context, unless lists of queue_create are left. */
-void ze_queue_created_release(weft_queue_runtime_t *rt);
+void sycl_created_release(weft_queue_runtime_t *rt);
 /* One command appended to the queue: a signal barrier, a wait barrier or a copy. */
-struct ze_command {
+struct sycl_command {
     enum { SIGNAL, WAIT, COPY } kind;
     ze_event_handle_t event;
     void *dst;
@@ -104,23 +104,23 @@ struct ze_command {
     size_t bytes;
 };
 /* Appends cmd to the user's immediate list, or records it in an own list executed at once. */
-ze_result_t ze_queue_submit(weft_queue_t *q, const ze_command &cmd);
+ze_result_t sycl_submit(weft_queue_t *q, const sycl_command &cmd);
 
-/* ze_events.cpp */
-/* Adds one event pool (ZE_POOL_EVENTS events) to q's free events; ZE_RESULT_NOT_READY when q
- * already has ZE_POOLS_MAX pools.  Appending thread (or attach) only. */
-ze_result_t ze_events_grow(weft_queue_t *q);
-int ze_events_append_signal(weft_queue_t *q, uint32_t value);
-int ze_events_append_wait(weft_queue_t *q, uint32_t value);
-uint32_t ze_events_reached(weft_queue_t *q);
-int ze_events_release(weft_queue_t *q, uint32_t value);
+/* sycl_sync.cpp */
+/* Adds one event pool (SYCL_POOL_EVENTS events) to q's free events; ZE_RESULT_NOT_READY when q
+ * already has SYCL_POOLS_MAX pools.  Appending thread (or attach) only. */
+ze_result_t sycl_events_grow(weft_queue_t *q);
+int sycl_queue_append_signal(weft_queue_t *q, uint32_t value);
+int sycl_queue_append_wait(weft_queue_t *q, uint32_t value);
+uint32_t sycl_queue_reached(weft_queue_t *q);
+int sycl_queue_release(weft_queue_t *q, uint32_t value);
 /* Destroys every event and pool of q (detach: nothing may still use them). */
-void ze_events_destroy(weft_queue_t *q);
+void sycl_events_destroy(weft_queue_t *q);
 
-/* ze_mem.cpp */
-int ze_mem_append_copy(weft_queue_t *q, void *dst, const void *src, size_t bytes);
-int ze_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind);
-int ze_mem_host_alloc(weft_queue_t *q, size_t bytes, void **ptr);
-int ze_mem_host_free(weft_queue_t *q, void *ptr);
+/* sycl_mem.cpp */
+int sycl_queue_append_copy(weft_queue_t *q, void *dst, const void *src, size_t bytes);
+int sycl_queue_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind);
+int sycl_queue_host_alloc(weft_queue_t *q, size_t bytes, void **ptr);
+int sycl_queue_host_free(weft_queue_t *q, void *ptr);
 
-#endif /* WEFT_ZE_INTERNAL_HPP */
+#endif /* WEFT_SYCL_INTERNAL_HPP */

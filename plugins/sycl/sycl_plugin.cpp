@@ -1,6 +1,6 @@
 /* SYCL / Level Zero queue plugin: the exported descriptor, runtime init/finalize, logging and
  * Level Zero result names. */
-#include "ze_internal.hpp"
+#include "sycl_internal.hpp"
 
 #include <cstdio>
 #include <new>
@@ -9,37 +9,37 @@ namespace {
 
 /* "1.0 (Level Zero loader API 1.4)": the API version of the headers built against (the 1.4
  * headers cannot ask the loader for its own version). */
-char ze_version_text[64] = "1.0 (Level Zero)";
+char sycl_version_text[64] = "1.0 (Level Zero)";
 
-__attribute__((constructor)) void ze_version_fill()
+__attribute__((constructor)) void sycl_version_fill()
 {
-    snprintf(ze_version_text, sizeof(ze_version_text), "1.0 (Level Zero loader API %u.%u)",
+    snprintf(sycl_version_text, sizeof(sycl_version_text), "1.0 (Level Zero loader API %u.%u)",
              (unsigned)ZE_MAJOR_VERSION(ZE_API_VERSION_CURRENT),
              (unsigned)ZE_MINOR_VERSION(ZE_API_VERSION_CURRENT));
 }
 
-int ze_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, char *why,
-                    size_t why_len)
+int sycl_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, char *why,
+                      size_t why_len)
 {
     if (!rt) {
-        ze_why(why, why_len, "init: rt is NULL");
+        sycl_why(why, why_len, "init: rt is NULL");
         return WEFT_PLUGIN_ERR_INVALID;
     }
     *rt = nullptr;
     ze_result_t r = zeInit(ZE_INIT_FLAG_GPU_ONLY);
     if (r != ZE_RESULT_SUCCESS) {
-        ze_why(why, why_len, "no Level Zero GPU driver: zeInit: %s (0x%x)", ze_result_name(r),
-               (unsigned)r);
+        sycl_why(why, why_len, "no Level Zero GPU driver: zeInit: %s (0x%x)",
+                 sycl_result_name(r), (unsigned)r);
         return WEFT_PLUGIN_ERR_NO_DEVICE;
     }
     uint32_t drivers = 0;
     r = zeDriverGet(&drivers, nullptr);
     if (r != ZE_RESULT_SUCCESS || drivers == 0) {
         if (r != ZE_RESULT_SUCCESS)
-            ze_why(why, why_len, "no Level Zero GPU driver: zeDriverGet: %s (0x%x)",
-                   ze_result_name(r), (unsigned)r);
+            sycl_why(why, why_len, "no Level Zero GPU driver: zeDriverGet: %s (0x%x)",
+                     sycl_result_name(r), (unsigned)r);
         else
-            ze_why(why, why_len, "no Level Zero GPU driver: zeDriverGet found none");
+            sycl_why(why, why_len, "no Level Zero GPU driver: zeDriverGet found none");
         return WEFT_PLUGIN_ERR_NO_DEVICE;
     }
     /* A driver without devices is as good as none. */
@@ -48,7 +48,7 @@ int ze_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, c
     try {
         handles.resize(drivers);
     } catch (...) {
-        ze_why(why, why_len, "init: out of memory");
+        sycl_why(why, why_len, "init: out of memory");
         return WEFT_PLUGIN_ERR_NOMEM;
     }
     if (zeDriverGet(&drivers, handles.data()) == ZE_RESULT_SUCCESS) {
@@ -58,13 +58,13 @@ int ze_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, c
         }
     }
     if (devices == 0) {
-        ze_why(why, why_len, "no Level Zero GPU device: %u driver(s) report none",
-               (unsigned)drivers);
+        sycl_why(why, why_len, "no Level Zero GPU device: %u driver(s) report none",
+                 (unsigned)drivers);
         return WEFT_PLUGIN_ERR_NO_DEVICE;
     }
     auto *runtime = new (std::nothrow) weft_queue_runtime;
     if (!runtime) {
-        ze_why(why, why_len, "init: out of memory");
+        sycl_why(why, why_len, "init: out of memory");
         return WEFT_PLUGIN_ERR_NOMEM;
     }
     runtime->host = host;
@@ -72,37 +72,42 @@ int ze_runtime_init(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, c
     return WEFT_PLUGIN_OK;
 }
 
-int ze_runtime_finalize(weft_queue_runtime_t *rt)
+int sycl_runtime_finalize(weft_queue_runtime_t *rt)
 {
     if (!rt) return WEFT_PLUGIN_ERR_INVALID;
     /* Level Zero has no zeFini: the driver stays loaded until the process exits. */
-    ze_queue_created_release(rt);
+    sycl_created_release(rt);
     delete rt;
     return WEFT_PLUGIN_OK;
 }
 
-int ze_op_detach(weft_queue_t *q) { return ze_queue_detach(q); }
-int ze_op_append_signal(weft_queue_t *q, uint32_t v) { return ze_events_append_signal(q, v); }
-int ze_op_append_wait(weft_queue_t *q, uint32_t v) { return ze_events_append_wait(q, v); }
-uint32_t ze_op_reached(weft_queue_t *q) { return ze_events_reached(q); }
-int ze_op_release(weft_queue_t *q, uint32_t v) { return ze_events_release(q, v); }
-
 /* "sycl::queue" is the Level Zero native handle of an in-order SYCL queue; with current
  * oneAPI (immediate command lists, the default) that is a ze_command_list_handle_t of an
  * immediate list, and it is treated exactly as one. */
-const char *const ze_types[] = {"ze_command_list_handle_t", "ze_command_queue_handle_t",
-                                "sycl::queue", nullptr};
+const char *const sycl_types[] = {"ze_command_list_handle_t", "ze_command_queue_handle_t",
+                                  "sycl::queue", nullptr};
 
-const weft_queue_ops_v1_t ze_ops = {
-    ze_types,          ze_runtime_init,     ze_runtime_finalize, ze_queue_attach,
-    ze_op_detach,      ze_op_append_signal, ze_op_append_wait,   ze_mem_append_copy,
-    ze_op_reached,     ze_op_release,       ze_mem_kind,         ze_mem_host_alloc,
-    ze_mem_host_free,  ze_queue_create,     ze_queue_destroy,
+const weft_queue_ops_v1_t sycl_ops = {
+    .types = sycl_types,
+    .init = sycl_runtime_init,
+    .finalize = sycl_runtime_finalize,
+    .attach = sycl_queue_attach,
+    .detach = sycl_queue_detach,
+    .append_signal = sycl_queue_append_signal,
+    .append_wait = sycl_queue_append_wait,
+    .append_copy = sycl_queue_append_copy,
+    .reached = sycl_queue_reached,
+    .release = sycl_queue_release,
+    .mem_kind = sycl_queue_mem_kind,
+    .host_alloc = sycl_queue_host_alloc,
+    .host_free = sycl_queue_host_free,
+    .queue_create = sycl_queue_create,
+    .queue_destroy = sycl_queue_destroy,
 };
 
 } // namespace
 
-const char *ze_result_name(ze_result_t r)
+const char *sycl_result_name(ze_result_t r)
 {
     switch (r) {
     case ZE_RESULT_SUCCESS: return "ZE_RESULT_SUCCESS";
@@ -138,7 +143,7 @@ const char *ze_result_name(ze_result_t r)
     }
 }
 
-int ze_result_to_plugin(ze_result_t r)
+int sycl_result_to_plugin(ze_result_t r)
 {
     switch (r) {
     case ZE_RESULT_SUCCESS: return WEFT_PLUGIN_OK;
@@ -161,7 +166,7 @@ int ze_result_to_plugin(ze_result_t r)
 extern "C" {
 __attribute__((visibility("default"))) extern const weft_plugin_v1_t weft_plugin_v1;
 const weft_plugin_v1_t weft_plugin_v1 = {
-    WEFT_PLUGIN_ABI_MAJOR, WEFT_PLUGIN_ABI_MINOR, WEFT_PLUGIN_KIND_QUEUE, ZE_PLUGIN_NAME,
-    ze_version_text,       0,                     &ze_ops,
+    WEFT_PLUGIN_ABI_MAJOR, WEFT_PLUGIN_ABI_MINOR, WEFT_PLUGIN_KIND_QUEUE, SYCL_PLUGIN_NAME,
+    sycl_version_text,     0,                     &sycl_ops,
 };
 }

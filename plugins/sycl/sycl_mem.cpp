@@ -1,20 +1,20 @@
 /* SYCL / Level Zero queue plugin: copies on the queue, memory kinds, staging allocations. */
-#include "ze_internal.hpp"
+#include "sycl_internal.hpp"
 
-int ze_mem_append_copy(weft_queue_t *q, void *dst, const void *src, size_t bytes)
+int sycl_queue_append_copy(weft_queue_t *q, void *dst, const void *src, size_t bytes)
 {
     if (!q || ((!dst || !src) && bytes != 0)) return WEFT_PLUGIN_ERR_INVALID;
     if (bytes == 0) return WEFT_PLUGIN_OK;
-    ze_result_t r = ze_queue_submit(q, ze_command{ze_command::COPY, nullptr, dst, src, bytes});
+    ze_result_t r = sycl_submit(q, sycl_command{sycl_command::COPY, nullptr, dst, src, bytes});
     if (r == ZE_RESULT_SUCCESS) return WEFT_PLUGIN_OK;
-    int rc = ze_result_to_plugin(r);
+    int rc = sycl_result_to_plugin(r);
     if (rc != WEFT_PLUGIN_ERR_AGAIN)
-        ze_log(q->rt, WEFT_LOG_ERROR, "append_copy %p <- %p (%zu bytes): %s (0x%x)", dst, src,
-               bytes, ze_result_name(r), (unsigned)r);
+        sycl_log(q->rt, WEFT_LOG_ERROR, "append_copy %p <- %p (%zu bytes): %s (0x%x)", dst, src,
+                 bytes, sycl_result_name(r), (unsigned)r);
     return rc;
 }
 
-int ze_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind)
+int sycl_queue_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind)
 {
     if (!q || !kind) return WEFT_PLUGIN_ERR_INVALID;
     if (!ptr) {
@@ -25,9 +25,9 @@ int ze_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind)
     props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
     ze_result_t r = zeMemGetAllocProperties(q->context, ptr, &props, nullptr);
     if (r != ZE_RESULT_SUCCESS) {
-        ze_log(q->rt, WEFT_LOG_ERROR, "mem_kind %p: zeMemGetAllocProperties: %s (0x%x)", ptr,
-               ze_result_name(r), (unsigned)r);
-        return ze_result_to_plugin(r);
+        sycl_log(q->rt, WEFT_LOG_ERROR, "mem_kind %p: zeMemGetAllocProperties: %s (0x%x)", ptr,
+                 sycl_result_name(r), (unsigned)r);
+        return sycl_result_to_plugin(r);
     }
     switch (props.type) {
     case ZE_MEMORY_TYPE_DEVICE: *kind = WEFT_MEM_DEVICE; break;
@@ -38,7 +38,7 @@ int ze_mem_kind(weft_queue_t *q, const void *ptr, weft_mem_kind_t *kind)
     return WEFT_PLUGIN_OK;
 }
 
-int ze_mem_host_alloc(weft_queue_t *q, size_t bytes, void **ptr)
+int sycl_queue_host_alloc(weft_queue_t *q, size_t bytes, void **ptr)
 {
     if (!q || !ptr) return WEFT_PLUGIN_ERR_INVALID;
     *ptr = nullptr;
@@ -47,18 +47,18 @@ int ze_mem_host_alloc(weft_queue_t *q, size_t bytes, void **ptr)
     /* 64: a cache line, enough for any copy engine; zeMemAllocHost wants a power of two. */
     ze_result_t r = zeMemAllocHost(q->context, &desc, bytes ? bytes : 1, 64, ptr);
     if (r != ZE_RESULT_SUCCESS) {
-        ze_log(q->rt, WEFT_LOG_WARN, "host_alloc %zu bytes: zeMemAllocHost: %s (0x%x)", bytes,
-               ze_result_name(r), (unsigned)r);
+        sycl_log(q->rt, WEFT_LOG_WARN, "host_alloc %zu bytes: zeMemAllocHost: %s (0x%x)", bytes,
+                 sycl_result_name(r), (unsigned)r);
         *ptr = nullptr;
-        return ze_result_to_plugin(r);
+        return sycl_result_to_plugin(r);
     }
     return WEFT_PLUGIN_OK;
 }
 
-int ze_mem_host_free(weft_queue_t *q, void *ptr)
+int sycl_queue_host_free(weft_queue_t *q, void *ptr)
 {
     if (!q) return WEFT_PLUGIN_ERR_INVALID;
     if (!ptr) return WEFT_PLUGIN_OK;
     ze_result_t r = zeMemFree(q->context, ptr);
-    return ze_result_to_plugin(r);
+    return sycl_result_to_plugin(r);
 }
