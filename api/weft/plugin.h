@@ -51,7 +51,7 @@ extern "C" {
 /* Return codes of plugin operations.  Negative: failure; the core maps them to WEFT_ERR_*. */
 enum {
     WEFT_PLUGIN_OK = 0,
-    WEFT_PLUGIN_ERR_AGAIN = -1,       /* resources busy: progress and retry */
+    WEFT_PLUGIN_ERR_AGAIN = -1, /* resources busy: progress and retry */
     WEFT_PLUGIN_ERR_NOMEM = -2,
     WEFT_PLUGIN_ERR_TRUNCATE = -3,    /* completion status: message longer than the buffer */
     WEFT_PLUGIN_ERR_CANCELED = -4,    /* completion status: operation canceled */
@@ -61,13 +61,10 @@ enum {
     WEFT_PLUGIN_ERR_NOT_FOUND = -8,   /* cancel: no such pending operation */
     WEFT_PLUGIN_ERR_PEER_FAILED = -9, /* completion status: the peer process failed */
     WEFT_PLUGIN_ERR_OTHER = -10,
-    WEFT_PLUGIN_ERR_NO_DEVICE = -11   /* (ABI minor 2) queue plugins: no driver or no device */
+    WEFT_PLUGIN_ERR_NO_DEVICE = -11 /* (ABI minor 2) queue plugins: no driver or no device */
 };
 
-typedef enum weft_plugin_kind {
-    WEFT_PLUGIN_KIND_FABRIC = 1,
-    WEFT_PLUGIN_KIND_QUEUE = 2
-} weft_plugin_kind_t;
+typedef enum weft_plugin_kind { WEFT_PLUGIN_KIND_FABRIC = 1, WEFT_PLUGIN_KIND_QUEUE = 2 } weft_plugin_kind_t;
 
 enum { WEFT_LOG_ERROR = 0, WEFT_LOG_WARN = 1, WEFT_LOG_INFO = 2, WEFT_LOG_DEBUG = 3 };
 
@@ -87,14 +84,11 @@ typedef struct weft_plugin_host {
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-static inline void weft_plugin_logf(const weft_plugin_host_t *host, int level,
-                                    const char *plugin_name, const char *fmt, ...)
-{
+static inline void
+weft_plugin_logf(const weft_plugin_host_t *host, int level, const char *plugin_name, const char *fmt, ...) {
     char line[512];
     va_list ap;
-    if (!host || host->struct_size < offsetof(weft_plugin_host_t, log) + sizeof(host->log) ||
-        !host->log)
-        return;
+    if (!host || host->struct_size < offsetof(weft_plugin_host_t, log) + sizeof(host->log) || !host->log) return;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
@@ -106,8 +100,8 @@ static inline void weft_plugin_logf(const weft_plugin_host_t *host, int level,
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-static inline int weft_plugin_whyf(char *why, size_t why_len, int rc, const char *fmt, ...)
-{
+static inline int
+weft_plugin_whyf(char *why, size_t why_len, int rc, const char *fmt, ...) {
     va_list ap;
     if (why && why_len) {
         va_start(ap, fmt);
@@ -157,11 +151,11 @@ typedef struct weft_fabric_peer weft_fabric_peer_t;
 #define WEFT_FABRIC_CAP_DEVICE_MEMORY (1u << 1) /* send/recv from GPU memory */
 #define WEFT_FABRIC_CAP_THREAD_SAFE (1u << 2)   /* endpoint ops may run concurrently */
 #define WEFT_FABRIC_CAP_ACTIVE_MESSAGES (1u << 3)
-#define WEFT_FABRIC_CAP_WAIT_FD (1u << 4)       /* ep_wait_fd/ep_arm supported */
+#define WEFT_FABRIC_CAP_WAIT_FD (1u << 4) /* ep_wait_fd/ep_arm supported */
 
 typedef struct weft_fabric_caps {
     uint32_t struct_size;
-    uint32_t flags;           /* WEFT_FABRIC_CAP_* */
+    uint32_t flags; /* WEFT_FABRIC_CAP_* */
     /* Largest tagged message.  The core bounds PGAS active messages by it (weft_am_max_long;
      * 0: 4 GiB - 1) but passes any point-to-point size to tag_send, which refuses a longer
      * message (ERR_INVALID: WEFT_ERR_ARG for the user).  The kit sends 64 MiB. */
@@ -192,9 +186,9 @@ typedef struct weft_fabric_caps {
 
 /* How an operation ended, passed to the endpoint's completion callback. */
 typedef struct weft_fabric_completion {
-    int status;        /* WEFT_PLUGIN_OK or a WEFT_PLUGIN_ERR_* value */
-    uint64_t tag;      /* receives: the sender's match bits */
-    size_t length;     /* receives: bytes delivered (the sent length when truncated) */
+    int status;    /* WEFT_PLUGIN_OK or a WEFT_PLUGIN_ERR_* value */
+    uint64_t tag;  /* receives: the sender's match bits */
+    size_t length; /* receives: bytes delivered (the sent length when truncated) */
 } weft_fabric_completion_t;
 
 /* Counters of input a fabric dropped (ABI minor 4; see stats below). */
@@ -209,7 +203,7 @@ typedef struct weft_fabric_stats {
  * hardware (an FPGA node that takes no part in Weft's bootstrap). */
 typedef struct weft_fabric_kernel {
     uint32_t id;
-    int32_t world_rank;       /* the process hosting it, or -1 for a hardware kernel */
+    int32_t world_rank; /* the process hosting it, or -1 for a hardware kernel */
 } weft_fabric_kernel_t;
 
 /* Called by the plugin exactly once for every successfully posted send and receive, from
@@ -250,16 +244,14 @@ typedef struct weft_fabric_ops_v1 {
      * WEFT_PLUGIN_ERR_* code and write a one-line reason (what is missing, which variable to
      * set) into why[why_len]: the loader then tries the next plugin, or, when the user asked
      * for this one, fails weft_init with that reason. */
-    int (*init)(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why,
-                size_t why_len);
+    int (*init)(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, size_t why_len);
     /* After every endpoint was closed. */
     int (*finalize)(weft_fabric_t *fabric);
     /* Fills caps (the core sets caps->struct_size; write no field beyond it). */
     int (*query)(weft_fabric_t *fabric, weft_fabric_caps_t *caps);
 
     /* An endpoint with its own completion path; attr is only read during the call. */
-    int (*ep_open)(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr,
-                   weft_fabric_ep_t **ep);
+    int (*ep_open)(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **ep);
     /* Releases the endpoint; peers not yet disconnected are closed forcibly, without a flush.
      * Every operation still pending completes before it returns, exactly once: receives with
      * WEFT_PLUGIN_ERR_CANCELED, unfinished sends with an error status (in-tree: CANCELED,
@@ -280,8 +272,7 @@ typedef struct weft_fabric_ops_v1 {
      * needed.  The core connects each of its endpoints at most once to each remote endpoint
      * and keeps the peer until weft_finalize; ep_connect to an address already connected
      * comes only after ep_disconnect of the first peer, and must then work. */
-    int (*ep_connect)(weft_fabric_ep_t *ep, const void *address, size_t len,
-                      weft_fabric_peer_t **peer);
+    int (*ep_connect)(weft_fabric_ep_t *ep, const void *address, size_t len, weft_fabric_peer_t **peer);
     /* Flushes what was sent to peer and closes the connection.  May progress the endpoint
      * (and so run completion callbacks); returns within a bounded time even if the peer is
      * gone.  When the flush does not finish in that time, the connection is closed anyway;
@@ -294,14 +285,13 @@ typedef struct weft_fabric_ops_v1 {
     /* Post a send/receive.  Returns WEFT_PLUGIN_OK once posted (completion follows through
      * the callback, possibly before this call returns), WEFT_PLUGIN_ERR_AGAIN when the caller
      * should progress and retry, or another error (no callback follows). */
-    int (*tag_send)(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf,
-                    size_t len, uint64_t tag, void *context);
-    int (*tag_recv)(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag,
-                    uint64_t ignore, void *context);
+    int (*tag_send)(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
+                    void *context);
+    int (*tag_recv)(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context);
     /* Non-destructive probe for an unexpected message: *found = 1 and its match bits and
      * length when one is there. */
-    int (*tag_probe)(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found,
-                     uint64_t *msg_tag, size_t *msg_len);
+    int (*tag_probe)(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag,
+                     size_t *msg_len);
     /* Cancel a posted receive.  On success its completion arrives later with status
      * WEFT_PLUGIN_ERR_CANCELED (or OK if it matched first). */
     int (*cancel)(weft_fabric_ep_t *ep, void *context);
@@ -322,18 +312,16 @@ typedef struct weft_fabric_ops_v1 {
      *
      * kernel_table: the kernels of the fabric's cluster description; writes up to max entries
      * (in id order) and the total into *count, 0 when there is no description. */
-    int (*kernel_table)(weft_fabric_t *fabric, weft_fabric_kernel_t *out, size_t max,
-                        size_t *count);
+    int (*kernel_table)(weft_fabric_t *fabric, weft_fabric_kernel_t *out, size_t max, size_t *count);
     /* Packets for `kernel` (one of this process's, per kernel_table) are delivered on ep from
      * now on as received tagged messages, the packet's bytes as the message and match bits
      * tag_base | (uint64_t)source_kernel << source_shift.  kernel_unbind stops that. */
-    int (*kernel_bind)(weft_fabric_ep_t *ep, uint32_t kernel, uint64_t tag_base,
-                       uint32_t source_shift);
+    int (*kernel_bind)(weft_fabric_ep_t *ep, uint32_t kernel, uint64_t tag_base, uint32_t source_shift);
     int (*kernel_unbind)(weft_fabric_ep_t *ep, uint32_t kernel);
     /* Sends one packet of len bytes (a multiple of 8, at most 8992) from src_kernel (bound on
      * ep) to dst_kernel.  Posting and completion as tag_send. */
-    int (*kernel_send)(weft_fabric_ep_t *ep, uint32_t dst_kernel, uint32_t src_kernel,
-                       const void *buf, size_t len, void *context);
+    int (*kernel_send)(weft_fabric_ep_t *ep, uint32_t dst_kernel, uint32_t src_kernel, const void *buf, size_t len,
+                       void *context);
 
     /* ---- ABI minor 4: peer failure (optional, NULL otherwise) ----
      * The core learned, from outside the fabric (its liveness monitor), that the process
@@ -360,8 +348,7 @@ typedef struct weft_fabric_ops_v1 {
      * WEFT_PLUGIN_ERR_AGAIN when it cannot finish now, having sent nothing (the caller then
      * uses tag_send), so that it never overtakes a send queued before it.  Blocking sends and
      * weft_isend of small messages use it to skip the request and its completion. */
-    int (*tag_send_now)(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf,
-                        size_t len, uint64_t tag);
+    int (*tag_send_now)(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag);
 } weft_fabric_ops_v1_t;
 
 /* ========================================================================= queue plugins ==
@@ -403,10 +390,10 @@ enum {
 
 typedef struct weft_queue_attach_args {
     uint32_t struct_size;
-    const char *type;         /* info "type": one of the plugin's types */
-    const void *handle;       /* info "value", hex-decoded: the native handle's bytes */
+    const char *type;   /* info "type": one of the plugin's types */
+    const void *handle; /* info "value", hex-decoded: the native handle's bytes */
     size_t handle_size;
-    int sync;                 /* WEFT_QUEUE_SYNC_* requested; the plugin may fall back */
+    int sync; /* WEFT_QUEUE_SYNC_* requested; the plugin may fall back */
     /* Reads another info key of the stream being created, hex-decoded into buf[size]:
      * WEFT_PLUGIN_OK, WEFT_PLUGIN_ERR_NOT_FOUND (key unset) or WEFT_PLUGIN_ERR_INVALID (not
      * hex, or another size). */
@@ -421,15 +408,14 @@ typedef struct weft_queue_ops_v1 {
      * in why[why_len] ("no CUDA device: cuInit: CUDA_ERROR_NO_DEVICE").  As a fabric's init:
      * never while a runtime of this plugin is open, but possibly again after finalize (the
      * core opens it once per process; weft-info and the kit open it again). */
-    int (*init)(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, char *why,
-                size_t why_len);
+    int (*init)(const weft_plugin_host_t *host, weft_queue_runtime_t **rt, char *why, size_t why_len);
     int (*finalize)(weft_queue_runtime_t *rt);
     /* Decode and check a native queue (wrong size, undecodable or invalid: an error and a
      * reason).  *sync_used: the mechanism the plugin will use (the requested one, or the
      * other one where the runtime lacks it: HOSTFN without memory operations, MEMOPS (events)
      * without host functions).  The native queue stays the user's: detach never destroys it. */
-    int (*attach)(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args,
-                  weft_queue_t **q, int *sync_used, char *why, size_t why_len);
+    int (*attach)(weft_queue_runtime_t *rt, const weft_queue_attach_args_t *args, weft_queue_t **q, int *sync_used,
+                  char *why, size_t why_len);
     /* Called once everything appended has executed (the last point was reached). */
     int (*detach)(weft_queue_t *q);
     /* Appends are called on the thread that enqueues, one at a time per queue. */
@@ -465,13 +451,13 @@ typedef struct weft_queue_ops_v1 {
 
 /* ========================================================================= the plugin ==== */
 typedef struct weft_plugin_v1 {
-    uint32_t abi_major;       /* WEFT_PLUGIN_ABI_MAJOR the plugin was built with */
-    uint32_t abi_minor;       /* WEFT_PLUGIN_ABI_MINOR the plugin was built with */
+    uint32_t abi_major; /* WEFT_PLUGIN_ABI_MAJOR the plugin was built with */
+    uint32_t abi_minor; /* WEFT_PLUGIN_ABI_MINOR the plugin was built with */
     weft_plugin_kind_t kind;
-    const char *name;         /* short name used in WEFT_FABRIC, e.g. "ucx" */
-    const char *version;      /* plugin version, e.g. "1.0 (UCX 1.13.1)" */
-    int priority;             /* higher is preferred when the user states no preference */
-    const void *ops;          /* kind FABRIC: const weft_fabric_ops_v1_t *;
+    const char *name;    /* short name used in WEFT_FABRIC, e.g. "ucx" */
+    const char *version; /* plugin version, e.g. "1.0 (UCX 1.13.1)" */
+    int priority;        /* higher is preferred when the user states no preference */
+    const void *ops;     /* kind FABRIC: const weft_fabric_ops_v1_t *;
                                  kind QUEUE: const weft_queue_ops_v1_t * (ABI minor 2) */
 } weft_plugin_v1_t;
 

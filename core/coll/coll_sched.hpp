@@ -20,10 +20,10 @@ namespace weft {
 struct coll_step {
     enum class kind : uint8_t { send, recv, reduce, copy, unpack };
     kind k;
-    int peer = 0;                  // send/recv: rank in the communicator
-    const void *src = nullptr;     // send data; reduce `in`; copy/unpack source
-    void *dst = nullptr;           // recv buffer; reduce `inout`; copy/unpack destination
-    size_t n = 0;                  // send/recv/copy: bytes; reduce: elements; unpack: elements
+    int peer = 0;                    // send/recv: rank in the communicator
+    const void *src = nullptr;       // send data; reduce `in`; copy/unpack source
+    void *dst = nullptr;             // recv buffer; reduce `inout`; copy/unpack destination
+    size_t n = 0;                    // send/recv/copy: bytes; reduce: elements; unpack: elements
     const datatype *type = nullptr;  // unpack
 };
 
@@ -49,7 +49,7 @@ struct coll_sched {
     size_t round = 0;
     std::unique_ptr<local_request[]> reqs;  // one per send/recv of the largest round
     size_t reqs_cap = 0;
-    size_t posted = 0;                // requests of the current round in flight
+    size_t posted = 0;  // requests of the current round in flight
     bool started = false;
     bool aborted = false;  // a member died (coll_sched_abort)
     std::atomic<bool> done{false};

@@ -12,7 +12,8 @@ int comm_internal_allgather(comm &c, const void *in, size_t bytes, void *out) {
         return fail(WEFT_ERR_STREAM, "collective on a multiplex communicator to which this process attached no stream");
     for (int r = 0; r < c.size; ++r)
         if (c.remote_offset[static_cast<size_t>(r) + 1] == c.remote_offset[static_cast<size_t>(r)])
-            return fail(WEFT_ERR_STREAM, "collective on a multiplex communicator to which rank %d attached no stream", r);
+            return fail(WEFT_ERR_STREAM, "collective on a multiplex communicator to which rank %d attached no stream",
+                        r);
     auto *base = static_cast<char *>(out);
     std::memmove(base + static_cast<size_t>(c.rank) * bytes, in, bytes);
     int n = c.size, next = (c.rank + 1) % n, prev = (c.rank + n - 1) % n;

@@ -38,7 +38,8 @@ __attribute__((always_inline)) inline int post_send(comm &c, size_t li, int dest
         r.extras = true;
     }
     vci &v = *c.local[li];
-    uint64_t bits = match_bits(ctx, static_cast<uint32_t>(li), static_cast<uint32_t>(c.rank), static_cast<uint32_t>(tag));
+    uint64_t bits =
+        match_bits(ctx, static_cast<uint32_t>(li), static_cast<uint32_t>(c.rank), static_cast<uint32_t>(tag));
     v.enter();
     weft_fabric_peer_t *peer = nullptr;
     int rc = comm_peer(c, li, dest, dst_idx, &peer);
@@ -78,8 +79,9 @@ __attribute__((always_inline)) inline int post_recv(comm &c, size_t li, int sour
     // pointer: built-ins are static, and derived types are held by the caller (hold_type).
     r.type = b.type;
     bool any_source = source == WEFT_ANY_SOURCE, any_tag = tag == WEFT_ANY_TAG, any_index = src_idx == WEFT_ANY_INDEX;
-    uint64_t bits = match_bits(ctx, any_index ? 0 : static_cast<uint32_t>(src_idx),
-                               any_source ? 0 : static_cast<uint32_t>(source), any_tag ? 0 : static_cast<uint32_t>(tag));
+    uint64_t bits =
+        match_bits(ctx, any_index ? 0 : static_cast<uint32_t>(src_idx), any_source ? 0 : static_cast<uint32_t>(source),
+                   any_tag ? 0 : static_cast<uint32_t>(tag));
     uint64_t ignore = match_ignore(any_source, any_tag, any_index);
     vci &v = *c.local[li];
     v.enter();
@@ -98,21 +100,19 @@ __attribute__((always_inline)) inline int post_recv(comm &c, size_t li, int sour
 
 }  // namespace
 
-int p2p_post_send(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int tag, const p2p_buffer &b,
-                  request &r) {
+int p2p_post_send(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int tag, const p2p_buffer &b, request &r) {
     return post_send(c, li, dest, dst_idx, ctx, tag, b, r);
 }
 
-int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag, const p2p_buffer &b,
-                  request &r) {
+int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag, const p2p_buffer &b, request &r) {
     return post_recv(c, li, source, src_idx, ctx, tag, b, r);
 }
 
 void p2p_fail_if_peer_dead(request &r) {
     if (r.op != request::kind::recv || r.failing || r.group == nullptr) return;
     const peer_group &c = *r.group;
-    bool hit = r.peer == WEFT_ANY_SOURCE ? group_has_failed(c)
-                                         : peer_failed(c.world_ranks[static_cast<size_t>(r.peer)]);
+    bool hit =
+        r.peer == WEFT_ANY_SOURCE ? group_has_failed(c) : peer_failed(c.world_ranks[static_cast<size_t>(r.peer)]);
     if (!hit) return;
     vci &v = *r.endpoint;
     v.enter();
@@ -139,15 +139,15 @@ namespace {
 // What every point-to-point entry point validates, resolved.
 struct p2p_op {
     comm *c;
-    size_t li;  // local endpoint index
+    size_t li;     // local endpoint index
     int peer_idx;  // the peer's endpoint index (send: dst_idx; recv: src_idx or ANY_INDEX)
     stream *s;
     p2p_buffer b;
 };
 
 // src_idx/dst_idx < 0 (but not WEFT_ANY_INDEX) means "conventional call": index 0 both sides.
-int check_p2p(const char *fn, const void *buf, size_t count, weft_datatype type, int peer, bool is_recv,
-              int tag, weft_comm handle, int local_idx, int peer_idx, p2p_op &op) {
+int check_p2p(const char *fn, const void *buf, size_t count, weft_datatype type, int peer, bool is_recv, int tag,
+              weft_comm handle, int local_idx, int peer_idx, p2p_op &op) {
     if (int rc = runtime_check(fn)) return rc;
     comm *c = op.c = comm_get(handle);
     if (c == nullptr) return fail(WEFT_ERR_COMM, "%s: invalid communicator handle 0x%x", fn, handle);
@@ -164,7 +164,8 @@ int check_p2p(const char *fn, const void *buf, size_t count, weft_datatype type,
         return fail(WEFT_ERR_COUNT, "%s: count %zu of a %zu-byte datatype overflows", fn, count, t->size);
     op.b.buf = buf;
     op.b.count = count;
-    if (buf == nullptr && op.b.bytes != 0) return fail(WEFT_ERR_BUFFER, "%s: buffer is NULL but count is %zu", fn, count);
+    if (buf == nullptr && op.b.bytes != 0)
+        return fail(WEFT_ERR_BUFFER, "%s: buffer is NULL but count is %zu", fn, count);
     if (local_idx < 0 || static_cast<size_t>(local_idx) >= c->local.size()) {
         if (c->local.empty())
             return fail(WEFT_ERR_STREAM, "%s: this process attached no stream to the multiplex communicator", fn);
@@ -175,8 +176,8 @@ int check_p2p(const char *fn, const void *buf, size_t count, weft_datatype type,
     if (peer >= 0 && !(is_recv && peer_idx == WEFT_ANY_INDEX)) {
         uint32_t n = c->remote_offset[static_cast<size_t>(peer) + 1] - c->remote_offset[static_cast<size_t>(peer)];
         if (peer_idx < 0 || static_cast<uint32_t>(peer_idx) >= n)
-            return fail(WEFT_ERR_STREAM, "%s: rank %d attached %u stream(s); stream index %d is out of range", fn, peer, n,
-                        peer_idx);
+            return fail(WEFT_ERR_STREAM, "%s: rank %d attached %u stream(s); stream index %d is out of range", fn, peer,
+                        n, peer_idx);
     } else if (peer_idx != WEFT_ANY_INDEX && (peer_idx < 0 || peer_idx > 255)) {
         return fail(WEFT_ERR_STREAM, "%s: stream index %d is out of range", fn, peer_idx);
     }
@@ -219,8 +220,7 @@ int do_recv(const p2p_op &op, int source, int tag, weft_status *status) {
     return rc;
 }
 
-int do_start(bool is_send, const p2p_op &op, weft_datatype type, int peer, int tag, weft_request *req,
-             const char *fn) {
+int do_start(bool is_send, const p2p_op &op, weft_datatype type, int peer, int tag, weft_request *req, const char *fn) {
     if (req == nullptr) return fail(WEFT_ERR_ARG, "%s: request must not be NULL", fn);
     stream_use use(op.s);
     if (use.conflict()) return conflict(fn);
@@ -236,7 +236,10 @@ int do_start(bool is_send, const p2p_op &op, weft_datatype type, int peer, int t
         if (r->stream_pending) ++*r->stream_pending;
     }
     v.leave();
-    if (r == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: more than %u requests pending on one endpoint (spread them over more: WEFT_NUM_VCIS, streams)", fn, request_pool::max_slots - 1);
+    if (r == nullptr)
+        return fail(WEFT_ERR_NO_MEM,
+                    "%s: more than %u requests pending on one endpoint (spread them over more: WEFT_NUM_VCIS, streams)",
+                    fn, request_pool::max_slots - 1);
     int rc;
     if (peer == WEFT_PROC_NULL) {
         r->op = request::kind::done;
@@ -279,8 +282,8 @@ namespace {
 // communicator with a local endpoint, built-in (contiguous) datatype, peer and tag in range.
 // Anything else (including every error, which then gets its detail) takes the full path.
 // With stream checks compiled in, stream communicators take the full path too.
-inline bool fast_args(weft_comm handle, weft_datatype type, size_t count, const void *buf, int peer, int tag,
-                      comm *&c, const datatype *&t, size_t &bytes) {
+inline bool fast_args(weft_comm handle, weft_datatype type, size_t count, const void *buf, int peer, int tag, comm *&c,
+                      const datatype *&t, size_t &bytes) {
     if (!runtime_initialized()) return false;
     c = comm_get(handle);
     // Built-in types only (the table lookup of a derived one is the slow path's business).
@@ -290,7 +293,8 @@ inline bool fast_args(weft_comm handle, weft_datatype type, size_t count, const 
     if (c == nullptr || t == nullptr || !t->contiguous) return false;
     if (static_cast<unsigned>(peer) >= static_cast<unsigned>(c->size) || static_cast<unsigned>(tag) > WEFT_TAG_UB)
         return false;
-    if (c->local.empty() || c->remote_offset[static_cast<size_t>(peer) + 1] == c->remote_offset[static_cast<size_t>(peer)])
+    if (c->local.empty() ||
+        c->remote_offset[static_cast<size_t>(peer) + 1] == c->remote_offset[static_cast<size_t>(peer)])
         return false;
 #ifdef WEFT_STREAM_CHECKS
     if (c->local_streams[0] != nullptr) return false;
@@ -406,7 +410,8 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
     request *r = v.requests.alloc(handle);
     if (__builtin_expect(r == nullptr, 0)) {
         v.leave();
-        return fail(WEFT_ERR_NO_MEM, "%s: more than %u requests pending on one endpoint (spread them over more: WEFT_NUM_VCIS, streams)",
+        return fail(WEFT_ERR_NO_MEM,
+                    "%s: more than %u requests pending on one endpoint (spread them over more: WEFT_NUM_VCIS, streams)",
                     is_send ? "weft_isend" : "weft_irecv", request_pool::max_slots - 1);
     }
     r->endpoint = &v;
@@ -426,7 +431,8 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
         rc = comm_peer(c, 0, peer, 0, &p);
         if (__builtin_expect(rc == WEFT_SUCCESS, 1)) {
             uint64_t bits = match_bits(c.context_id, 0, static_cast<uint32_t>(c.rank), static_cast<uint32_t>(tag));
-            while ((rc = v.ops->tag_send(v.ep, p, buf, bytes, bits, request_context(*r))) == WEFT_PLUGIN_ERR_AGAIN) v.ops->ep_progress(v.ep);
+            while ((rc = v.ops->tag_send(v.ep, p, buf, bytes, bits, request_context(*r))) == WEFT_PLUGIN_ERR_AGAIN)
+                v.ops->ep_progress(v.ep);
             if (__builtin_expect(rc != WEFT_PLUGIN_OK, 0))
                 rc = fail(plugin_error(rc), "send to rank %d: the fabric refused the message (code %d)", peer, rc);
         }
@@ -438,7 +444,8 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
         r->user_count = bytes;
         r->type = nullptr;
         uint64_t bits = match_bits(c.context_id, 0, static_cast<uint32_t>(peer), static_cast<uint32_t>(tag));
-        while ((rc = v.ops->tag_recv(v.ep, const_cast<void *>(buf), bytes, bits, 0, request_context(*r))) == WEFT_PLUGIN_ERR_AGAIN)
+        while ((rc = v.ops->tag_recv(v.ep, const_cast<void *>(buf), bytes, bits, 0, request_context(*r))) ==
+               WEFT_PLUGIN_ERR_AGAIN)
             v.ops->ep_progress(v.ep);
         if (__builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0)) recheck_failures(v, c, peer);
         if (__builtin_expect(rc != WEFT_PLUGIN_OK, 0))
@@ -487,16 +494,16 @@ extern "C" int weft_irecv(void *buf, size_t count, weft_datatype type, int sourc
     return start_checked<false>(buf, count, type, source, tag, handle, request);
 }
 
-extern "C" int weft_stream_send(const void *buf, size_t count, weft_datatype type, int dest, int tag,
-                                weft_comm handle, int src_idx, int dst_idx) {
+extern "C" int weft_stream_send(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
+                                int src_idx, int dst_idx) {
     p2p_op op;
     if (int rc = check_p2p("weft_stream_send", buf, count, type, dest, false, tag, handle, src_idx, dst_idx, op))
         return rc;
     return dest == WEFT_PROC_NULL ? WEFT_SUCCESS : do_send(op, dest, tag);
 }
 
-extern "C" int weft_stream_isend(const void *buf, size_t count, weft_datatype type, int dest, int tag,
-                                 weft_comm handle, int src_idx, int dst_idx, weft_request *request) {
+extern "C" int weft_stream_isend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
+                                 int src_idx, int dst_idx, weft_request *request) {
     p2p_op op;
     if (int rc = check_p2p("weft_stream_isend", buf, count, type, dest, false, tag, handle, src_idx, dst_idx, op))
         return rc;
@@ -515,8 +522,8 @@ extern "C" int weft_stream_recv(void *buf, size_t count, weft_datatype type, int
     return do_recv(op, source, tag, status);
 }
 
-extern "C" int weft_stream_irecv(void *buf, size_t count, weft_datatype type, int source, int tag,
-                                 weft_comm handle, int src_idx, int dst_idx, weft_request *request) {
+extern "C" int weft_stream_irecv(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm handle,
+                                 int src_idx, int dst_idx, weft_request *request) {
     p2p_op op;
     if (int rc = check_p2p("weft_stream_irecv", buf, count, type, source, true, tag, handle, dst_idx, src_idx, op))
         return rc;

@@ -53,7 +53,8 @@ int check_requests(const char *fn, size_t count, const weft_request *requests) {
     if (count != 0 && requests == nullptr) return fail(WEFT_ERR_ARG, "%s: requests must not be NULL", fn);
     for (size_t i = 0; i < count; ++i)
         if (requests[i] != WEFT_REQUEST_NULL && request_lookup(requests[i]) == nullptr)
-            return fail(WEFT_ERR_REQUEST, "%s: requests[%zu] = 0x%x is not a valid request%s", fn, i, requests[i], request_hint(requests[i]));
+            return fail(WEFT_ERR_REQUEST, "%s: requests[%zu] = 0x%x is not a valid request%s", fn, i, requests[i],
+                        request_hint(requests[i]));
     return WEFT_SUCCESS;
 }
 
@@ -72,7 +73,8 @@ extern "C" int weft_wait(weft_request *handle, weft_status *status) {
         return WEFT_SUCCESS;
     }
     request *r = request_lookup(*handle);
-    if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_wait: 0x%x is not a valid request%s", *handle, request_hint(*handle));
+    if (r == nullptr)
+        return fail(WEFT_ERR_REQUEST, "weft_wait: 0x%x is not a valid request%s", *handle, request_hint(*handle));
     vci_progress_until(*r->endpoint, [&] { return done(r); });
     return retire(r, handle, status);
 }
@@ -86,7 +88,8 @@ extern "C" int weft_test(weft_request *handle, int *flag, weft_status *status) {
         return WEFT_SUCCESS;
     }
     request *r = request_lookup(*handle);
-    if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_test: 0x%x is not a valid request%s", *handle, request_hint(*handle));
+    if (r == nullptr)
+        return fail(WEFT_ERR_REQUEST, "weft_test: 0x%x is not a valid request%s", *handle, request_hint(*handle));
     if (!done(r)) r->endpoint->progress();
     *flag = done(r);
     return *flag ? retire(r, handle, status) : WEFT_SUCCESS;
@@ -116,7 +119,8 @@ extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status s
         }
         request *r = reqs[i] = request_lookup(requests[i]);
         if (__builtin_expect(r == nullptr, 0))
-            return fail(WEFT_ERR_REQUEST, "weft_waitall: requests[%zu] = 0x%x is not a valid request%s", i, requests[i], request_hint(requests[i]));
+            return fail(WEFT_ERR_REQUEST, "weft_waitall: requests[%zu] = 0x%x is not a valid request%s", i, requests[i],
+                        request_hint(requests[i]));
         if (r->endpoint != one) {
             if (one != nullptr) mixed = true;
             one = r->endpoint;
@@ -175,7 +179,8 @@ extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status s
         // one thread exchanging a rendezvous-sized message).  first_pending skips the finished
         // prefix.
         for (unsigned idle = 0;;) {
-            while (first_pending < count && (reqs[first_pending] == nullptr || done(reqs[first_pending]))) ++first_pending;
+            while (first_pending < count && (reqs[first_pending] == nullptr || done(reqs[first_pending])))
+                ++first_pending;
             if (first_pending == count) break;
             int progressed = 0;
             vci *last = nullptr;
@@ -256,7 +261,8 @@ extern "C" int weft_cancel(weft_request *handle) {
     if (int rc = runtime_check("weft_cancel")) return rc;
     if (handle == nullptr) return fail(WEFT_ERR_ARG, "weft_cancel: request must not be NULL");
     request *r = request_lookup(*handle);
-    if (r == nullptr) return fail(WEFT_ERR_REQUEST, "weft_cancel: 0x%x is not a valid request%s", *handle, request_hint(*handle));
+    if (r == nullptr)
+        return fail(WEFT_ERR_REQUEST, "weft_cancel: 0x%x is not a valid request%s", *handle, request_hint(*handle));
     if (r->op == request::kind::send)
         return fail(WEFT_ERR_UNSUPPORTED, "weft_cancel: cancelling a send is not supported (deprecated in MPI 4)");
     if (r->op != request::kind::recv || done(r)) return WEFT_SUCCESS;

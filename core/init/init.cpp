@@ -21,7 +21,6 @@
 
 namespace weft {
 
-
 namespace {
 
 int copy_hints(weft_info info, std::map<std::string, std::string> &out) {
@@ -60,7 +59,8 @@ uint32_t local_processes() {
     for (const char *name : {"WEFT_LOCAL_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMIX_LOCAL_SIZE"})
         if (const char *v = std::getenv(name)) return static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
     // Slurm: "4" or "4(x2),3" per node; the first node's count is this one's when uniform.
-    if (const char *v = std::getenv("SLURM_STEP_TASKS_PER_NODE")) return static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
+    if (const char *v = std::getenv("SLURM_STEP_TASKS_PER_NODE"))
+        return static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
     return 0;
 }
 
@@ -140,12 +140,13 @@ int shutdown(runtime &r, shutdown_kind kind) {
         // Connections to dead processes first learn that they are dead, so they close at once.
         std::vector<std::thread> closers;
         for (auto &v : r.vcis)
-            if (v && !v->peers.empty()) closers.emplace_back([&v] {
-                v->enter();
-                vci_apply_failures(*v);
-                v->leave();
-                vci_disconnect_all(*v);
-            });
+            if (v && !v->peers.empty())
+                closers.emplace_back([&v] {
+                    v->enter();
+                    vci_apply_failures(*v);
+                    v->leave();
+                    vci_disconnect_all(*v);
+                });
         for (auto &t : closers) t.join();
         keep_first(r.boot->fence());
     }
@@ -165,8 +166,7 @@ int shutdown(runtime &r, shutdown_kind kind) {
 int init(int required, weft_info info, int *provided) {
     runtime &r = rt();
     switch (g_runtime_state.load()) {
-        case runtime_state::initialized:
-            return fail(WEFT_ERR_ALREADY_INITIALIZED, "weft_init called twice");
+        case runtime_state::initialized: return fail(WEFT_ERR_ALREADY_INITIALIZED, "weft_init called twice");
         case runtime_state::finalized:
             return fail(WEFT_ERR_FINALIZED, "weft_init called after weft_finalize (Weft cannot be re-initialized)");
         default: break;

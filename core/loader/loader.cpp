@@ -19,8 +19,7 @@ namespace {
 
 std::string libweft_dir() {
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void *>(&loader_search_path), &info) == 0 || info.dli_fname == nullptr)
-        return {};
+    if (dladdr(reinterpret_cast<void *>(&loader_search_path), &info) == 0 || info.dli_fname == nullptr) return {};
     char resolved[PATH_MAX];
     std::string path = info.dli_fname;
     bool in_program = path.find(".so") == std::string::npos;
@@ -61,7 +60,7 @@ constexpr size_t context_space_abi_1_6 = 336;
 // built against an older header is never read past the end of its table.
 size_t fabric_ops_size_for_minor(uint32_t minor) {
     static const size_t sizes[] = {
-        offsetof(weft_fabric_ops_v1_t, kernel_table),  // minor 0: up to ep_arm
+        offsetof(weft_fabric_ops_v1_t, kernel_table),    // minor 0: up to ep_arm
         offsetof(weft_fabric_ops_v1_t, ep_peer_failed),  // minor 1: + the global-kernel operations
         offsetof(weft_fabric_ops_v1_t, ep_peer_failed),  // minor 2: queue plugins only
         offsetof(weft_fabric_ops_v1_t, ep_peer_failed),  // minor 3: queue plugins only
@@ -158,14 +157,14 @@ bool loader_load(const plugin_file &file, plugin_loaded &out, std::string &why) 
     if (desc == nullptr) {
         const char *e = dlerror();
         why = std::string("does not export the symbol " WEFT_PLUGIN_SYMBOL " (") + (e ? e : "") +
-              "); is it a Weft plugin built against api/weft/plugin.h?";
+            "); is it a Weft plugin built against api/weft/plugin.h?";
         dlclose(dl);
         return false;
     }
     if (desc->abi_major != WEFT_PLUGIN_ABI_MAJOR) {
-        why = "built for plugin ABI " + std::to_string(desc->abi_major) + "." +
-              std::to_string(desc->abi_minor) + ", this Weft needs ABI " +
-              std::to_string(WEFT_PLUGIN_ABI_MAJOR) + ".x; rebuild the plugin against this Weft";
+        why = "built for plugin ABI " + std::to_string(desc->abi_major) + "." + std::to_string(desc->abi_minor) +
+            ", this Weft needs ABI " + std::to_string(WEFT_PLUGIN_ABI_MAJOR) +
+            ".x; rebuild the plugin against this Weft";
         dlclose(dl);
         return false;
     }
@@ -214,8 +213,8 @@ bool loader_parse_preference(const std::string &text, fabric_preference &out, st
     return true;
 }
 
-int loader_open_fabric(const fabric_preference &pref, const std::string &source,
-                       const weft_plugin_host_t *host, fabric_open &out) {
+int loader_open_fabric(const fabric_preference &pref, const std::string &source, const weft_plugin_host_t *host,
+                       fabric_open &out) {
     // Queue plugins (libweft-queue-<name>.so, as NCCL names its kinds: libnccl-net-*, libnccl-tuner-*)
     // are left alone: loading one pulls in a GPU runtime, which fabric selection must not pay for.
     std::vector<plugin_file> files = loader_scan();
@@ -230,7 +229,8 @@ int loader_open_fabric(const fabric_preference &pref, const std::string &source,
         std::string why;
         if (!loader_load(f, p, why)) {
             tried.push_back(f.name + " (" + f.path + "): " + why);
-            log(requested ? WEFT_LOG_WARN : WEFT_LOG_DEBUG, "fabric %s skipped: %s", f.name.c_str(), tried.back().c_str());
+            log(requested ? WEFT_LOG_WARN : WEFT_LOG_DEBUG, "fabric %s skipped: %s", f.name.c_str(),
+                tried.back().c_str());
             return false;
         }
         if (p.desc->kind != WEFT_PLUGIN_KIND_FABRIC) {
@@ -244,7 +244,8 @@ int loader_open_fabric(const fabric_preference &pref, const std::string &source,
         if (rc != WEFT_PLUGIN_OK || fabric == nullptr) {
             tried.push_back(f.name + " (" + f.path + "): failed to open: " +
                             (reason[0] ? reason : "no reason given (code " + std::to_string(rc) + ")"));
-            log(requested ? WEFT_LOG_WARN : WEFT_LOG_DEBUG, "fabric %s skipped: %s", f.name.c_str(), tried.back().c_str());
+            log(requested ? WEFT_LOG_WARN : WEFT_LOG_DEBUG, "fabric %s skipped: %s", f.name.c_str(),
+                tried.back().c_str());
             // The library stays loaded: unloading a vendor library after a failed init is
             // riskier (atexit handlers, threads) than the memory it holds.
             return false;
@@ -278,7 +279,10 @@ int loader_open_fabric(const fabric_preference &pref, const std::string &source,
         }
     } else {
         // No stated preference: every fabric plugin, highest priority first.
-        struct ranked { plugin_file file; int priority; };
+        struct ranked {
+            plugin_file file;
+            int priority;
+        };
         std::vector<ranked> order;
         for (const auto &f : files) {
             if (excluded(f.name)) continue;
@@ -297,12 +301,12 @@ int loader_open_fabric(const fabric_preference &pref, const std::string &source,
             if (try_open(r.file, false)) return WEFT_SUCCESS;
     }
 
-    std::string what = pref.include.empty() ? "no fabric plugin could be opened"
-                                            : "none of the fabrics requested by " + source + " (" +
-                                                  join(pref.include, ",") + ") could be opened";
+    std::string what = pref.include.empty()
+        ? "no fabric plugin could be opened"
+        : "none of the fabrics requested by " + source + " (" + join(pref.include, ",") + ") could be opened";
     if (tried.empty()) tried.push_back("no libweft-*.so fabric plugin found");
-    return fail(WEFT_ERR_PLUGIN, "%s; tried: %s; searched: %s (set WEFT_PLUGIN_PATH to add directories)",
-                what.c_str(), join(tried, "; ").c_str(), join(loader_search_path(), ":").c_str());
+    return fail(WEFT_ERR_PLUGIN, "%s; tried: %s; searched: %s (set WEFT_PLUGIN_PATH to add directories)", what.c_str(),
+                join(tried, "; ").c_str(), join(loader_search_path(), ":").c_str());
 }
 
 }  // namespace weft

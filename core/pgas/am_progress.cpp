@@ -29,7 +29,9 @@ struct reply_ctx {
     bool is_reply;
 };
 
-void bump(std::atomic<uint64_t> &a, uint64_t by = 1) { a.store(a.load(std::memory_order_relaxed) + by, std::memory_order_release); }
+void bump(std::atomic<uint64_t> &a, uint64_t by = 1) {
+    a.store(a.load(std::memory_order_relaxed) + by, std::memory_order_release);
+}
 
 void count_bad(am_kernel &k, const char *why) {
     bump(k.bad_packets);
@@ -248,11 +250,13 @@ int kernel_progress(am_kernel &k) {
         am_rx &rx = k.rx[k.rx_head];
         if (!rx.r.complete.load(std::memory_order_acquire)) break;
         if (rx.r.fabric_status != WEFT_PLUGIN_OK)
-            count_bad(k, rx.r.fabric_status == WEFT_PLUGIN_ERR_TRUNCATE ? "larger than any valid packet"
-                                                                        : "the fabric reported an error");
+            count_bad(k,
+                      rx.r.fabric_status == WEFT_PLUGIN_ERR_TRUNCATE ? "larger than any valid packet"
+                                                                     : "the fabric reported an error");
         else if (const char *why = handle_packet(k, rx.buf, rx.r.msg_bytes, rx.r.msg_tag))
             count_bad(k, why);
-        if (int rc = am_post_rx(k, rx)) log(WEFT_LOG_ERROR, "pgas kernel %u: cannot repost a receive (error %d)", k.id, rc);
+        if (int rc = am_post_rx(k, rx))
+            log(WEFT_LOG_ERROR, "pgas kernel %u: cannot repost a receive (error %d)", k.id, rc);
         k.rx_head = (k.rx_head + 1) % am_rx_slots;
         ++n;
     }
@@ -276,9 +280,11 @@ int am_post_rx(am_kernel &k, am_rx &rx) {
     rx.r.endpoint = k.v;
     vci &v = *k.v;
     int rc;
-    while ((rc = v.ops->tag_recv(v.ep, rx.buf, am_max_packet, bits, ignore, request_context(rx.r))) == WEFT_PLUGIN_ERR_AGAIN)
+    while ((rc = v.ops->tag_recv(v.ep, rx.buf, am_max_packet, bits, ignore, request_context(rx.r))) ==
+           WEFT_PLUGIN_ERR_AGAIN)
         v.ops->ep_progress(v.ep);
-    return rc == WEFT_PLUGIN_OK ? WEFT_SUCCESS : fail(plugin_error(rc), "pgas: the fabric refused a receive (code %d)", rc);
+    return rc == WEFT_PLUGIN_OK ? WEFT_SUCCESS
+                                : fail(plugin_error(rc), "pgas: the fabric refused a receive (code %d)", rc);
 }
 
 int am_progress_hook(vci &, vci_hook &self) {
@@ -297,7 +303,8 @@ bool am_in_handler() { return t_handler_kernel != nullptr; }
 int am_reply_short(const weft_am_info *info, unsigned handler, const uint64_t *args, unsigned nargs) {
     auto *rc = static_cast<reply_ctx *>(info->weft_private_);
     if (rc == nullptr || rc != t_reply)
-        return fail(WEFT_ERR_ARG, "weft_am_reply_short: call it only from inside the handler of the message it answers");
+        return fail(WEFT_ERR_ARG,
+                    "weft_am_reply_short: call it only from inside the handler of the message it answers");
     if (rc->is_reply) return fail(WEFT_ERR_ARG, "weft_am_reply_short: a reply cannot be answered");
     if (rc->replied) return fail(WEFT_ERR_ARG, "weft_am_reply_short: a handler may reply only once");
     am_packet r;

@@ -27,7 +27,9 @@ handle_table<am_kernel> &kernels_table() {
 std::mutex g_ctx_mutex;
 std::vector<std::shared_ptr<pgas_ctx>> g_contexts;
 
-void consume(std::atomic<uint64_t> &a, uint64_t by) { a.store(a.load(std::memory_order_relaxed) - by, std::memory_order_relaxed); }
+void consume(std::atomic<uint64_t> &a, uint64_t by) {
+    a.store(a.load(std::memory_order_relaxed) - by, std::memory_order_relaxed);
+}
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -47,7 +49,8 @@ int make_kernel(pgas_ctx &x, size_t li, std::shared_ptr<am_kernel> &out) {
         std::free(k->segment);
         std::free(k->packet_memory);
         k->segment = k->packet_memory = nullptr;
-        return fail(WEFT_ERR_NO_MEM, "weft_pgas_create: cannot allocate a %zu-byte segment and %zu bytes of packet buffers",
+        return fail(WEFT_ERR_NO_MEM,
+                    "weft_pgas_create: cannot allocate a %zu-byte segment and %zu bytes of packet buffers",
                     x.segment_size, packets);
     }
     std::memset(k->segment, 0, seg);
@@ -68,8 +71,10 @@ int bind_kernel(am_kernel &k) {
     uint64_t base = match_bits(k.ctx->context, 0, am_hw_rank, static_cast<uint32_t>(k.li) << am_tag_shift);
     int rc = v.ops->kernel_bind(v.ep, k.id, base, match_index_shift);
     if (rc != WEFT_PLUGIN_OK)
-        return fail(plugin_error(rc), "weft_pgas_create: the fabric cannot deliver kernel %u's packets (code %d; "
-                    "are the hardware nodes of WEFT_GALAPAGOS_CLUSTER running?)", k.id, rc);
+        return fail(plugin_error(rc),
+                    "weft_pgas_create: the fabric cannot deliver kernel %u's packets (code %d; "
+                    "are the hardware nodes of WEFT_GALAPAGOS_CLUSTER running?)",
+                    k.id, rc);
     return WEFT_SUCCESS;
 }
 
@@ -168,7 +173,8 @@ int check_kernel(const char *fn, weft_pgas h, am_kernel *&k) {
 
 int not_in_handler(const char *fn) {
     if (am_in_handler())
-        return fail(WEFT_ERR_ARG, "%s: a handler may only reply (weft_am_reply_short); send requests from the kernel", fn);
+        return fail(WEFT_ERR_ARG, "%s: a handler may only reply (weft_am_reply_short); send requests from the kernel",
+                    fn);
     return WEFT_SUCCESS;
 }
 
@@ -234,9 +240,11 @@ int check_handler_args(const char *fn, unsigned handler, const uint64_t *args, u
     if (handler >= WEFT_AM_MAX_HANDLERS || handler == am_h_barrier || handler == am_h_reserved)
         return fail(WEFT_ERR_ARG, "%s: handler %u is not 0..2 or %d..%d", fn, handler, WEFT_AM_HANDLER_FIRST,
                     WEFT_AM_MAX_HANDLERS - 1);
-    if (nargs > WEFT_AM_MAX_ARGS) return fail(WEFT_ERR_ARG, "%s: %u arguments; at most %d", fn, nargs, WEFT_AM_MAX_ARGS);
+    if (nargs > WEFT_AM_MAX_ARGS)
+        return fail(WEFT_ERR_ARG, "%s: %u arguments; at most %d", fn, nargs, WEFT_AM_MAX_ARGS);
     if (nargs != 0 && args == nullptr) return fail(WEFT_ERR_ARG, "%s: args is NULL but nargs is %u", fn, nargs);
-    if (handler == WEFT_AM_H_ADD && nargs == 0) return fail(WEFT_ERR_ARG, "%s: WEFT_AM_H_ADD needs the addend in args[0]", fn);
+    if (handler == WEFT_AM_H_ADD && nargs == 0)
+        return fail(WEFT_ERR_ARG, "%s: WEFT_AM_H_ADD needs the addend in args[0]", fn);
     return WEFT_SUCCESS;
 }
 
@@ -264,8 +272,8 @@ int prepare(const char *fn, weft_pgas h, int dst, unsigned handler, const uint64
 int check_local_handler(const char *fn, const am_call &call) {
     unsigned h = call.p.handler;
     if (h >= WEFT_AM_HANDLER_FIRST && call.k->handlers[h].fn == nullptr)
-        return fail(WEFT_ERR_ARG, "%s: handler %u runs on this kernel when the data arrives, and none is registered there",
-                    fn, h);
+        return fail(WEFT_ERR_ARG,
+                    "%s: handler %u runs on this kernel when the data arrives, and none is registered there", fn, h);
     return WEFT_SUCCESS;
 }
 
@@ -316,8 +324,8 @@ int to_stride(const char *fn, const char *what, const am_call &call, const weft_
     if (__builtin_mul_overflow(d.block_size, d.block_count, &total) || !am_stride_extent(d, extent))
         return fail(WEFT_ERR_ARG, "%s: the %s region's size overflows", fn, what);
     if (d.block_count > 1 && d.stride < d.block_size)
-        return fail(WEFT_ERR_ARG, "%s: the %s region's blocks overlap (stride %zu < block size %zu)", fn, what, s->stride,
-                    s->block_size);
+        return fail(WEFT_ERR_ARG, "%s: the %s region's blocks overlap (stride %zu < block size %zu)", fn, what,
+                    s->stride, s->block_size);
     return check_region(fn, what, call, d.offset, extent);
 }
 
@@ -334,7 +342,8 @@ namespace {
 int layout_kernels(pgas_ctx &x) {
     comm &c = *x.c;
     for (int r = 0; r < c.size; ++r)
-        for (uint32_t i = c.remote_offset[static_cast<size_t>(r)]; i < c.remote_offset[static_cast<size_t>(r) + 1]; ++i) {
+        for (uint32_t i = c.remote_offset[static_cast<size_t>(r)]; i < c.remote_offset[static_cast<size_t>(r) + 1];
+             ++i) {
             x.kernel_rank.push_back(r);
             x.kernel_index.push_back(static_cast<uint8_t>(i - c.remote_offset[static_cast<size_t>(r)]));
             x.id_of.push_back(i);
@@ -349,8 +358,10 @@ int layout_kernels(pgas_ctx &x) {
         return fail(WEFT_ERR_INTERNAL, "weft_pgas_create: the fabric's kernel table changed while read");
     for (size_t i = 0; i < count; ++i)
         if (table[i].id != i)
-            return fail(WEFT_ERR_ARG, "weft_pgas_create: the cluster file (WEFT_GALAPAGOS_CLUSTER) must number its "
-                        "kernels 0..%zu without gaps; kernel %zu is missing", count - 1, i);
+            return fail(WEFT_ERR_ARG,
+                        "weft_pgas_create: the cluster file (WEFT_GALAPAGOS_CLUSTER) must number its "
+                        "kernels 0..%zu without gaps; kernel %zu is missing",
+                        count - 1, i);
     std::vector<int> comm_rank_of_world(static_cast<size_t>(rt().world_size), -1);
     for (int r = 0; r < c.size; ++r) comm_rank_of_world[static_cast<size_t>(c.world_ranks[static_cast<size_t>(r)])] = r;
     std::vector<int> rank(count, -1);
@@ -365,13 +376,17 @@ int layout_kernels(pgas_ctx &x) {
         }
         int r = w < rt().world_size ? comm_rank_of_world[static_cast<size_t>(w)] : -1;
         if (r < 0)
-            return fail(WEFT_ERR_ARG, "weft_pgas_create: the cluster file (WEFT_GALAPAGOS_CLUSTER) puts kernel %zu on "
-                        "world rank %d, which is not in the communicator", id, w);
+            return fail(WEFT_ERR_ARG,
+                        "weft_pgas_create: the cluster file (WEFT_GALAPAGOS_CLUSTER) puts kernel %zu on "
+                        "world rank %d, which is not in the communicator",
+                        id, w);
         uint32_t have = c.remote_offset[static_cast<size_t>(r) + 1] - c.remote_offset[static_cast<size_t>(r)];
         uint32_t li = seen[static_cast<size_t>(r)]++;
         if (li >= have)
-            return fail(WEFT_ERR_ARG, "weft_pgas_create: the cluster file (WEFT_GALAPAGOS_CLUSTER) gives rank %d more "
-                        "kernels than the %u it attached", r, have);
+            return fail(WEFT_ERR_ARG,
+                        "weft_pgas_create: the cluster file (WEFT_GALAPAGOS_CLUSTER) gives rank %d more "
+                        "kernels than the %u it attached",
+                        r, have);
         rank[id] = r;
         index[id] = static_cast<uint8_t>(li);
         id_of[c.remote_offset[static_cast<size_t>(r)] + li] = static_cast<uint32_t>(id);
@@ -379,8 +394,10 @@ int layout_kernels(pgas_ctx &x) {
     for (int r = 0; r < c.size; ++r) {
         uint32_t have = c.remote_offset[static_cast<size_t>(r) + 1] - c.remote_offset[static_cast<size_t>(r)];
         if (seen[static_cast<size_t>(r)] != have)
-            return fail(WEFT_ERR_ARG, "weft_pgas_create: the cluster file (WEFT_GALAPAGOS_CLUSTER) gives rank %d %u "
-                        "kernel(s); it attached %u", r, seen[static_cast<size_t>(r)], have);
+            return fail(WEFT_ERR_ARG,
+                        "weft_pgas_create: the cluster file (WEFT_GALAPAGOS_CLUSTER) gives rank %d %u "
+                        "kernel(s); it attached %u",
+                        r, seen[static_cast<size_t>(r)], have);
     }
     x.nkernels = static_cast<uint32_t>(count);
     x.kernel_rank = std::move(rank);
@@ -397,7 +414,8 @@ int layout_kernels(pgas_ctx &x) {
 extern "C" int weft_pgas_create(weft_comm handle, size_t segment_size, weft_info info, weft_pgas *out) {
     if (int rc = runtime_check("weft_pgas_create")) return rc;
     if (out == nullptr) return fail(WEFT_ERR_ARG, "weft_pgas_create: pgas must not be NULL");
-    if (comm_get(handle) == nullptr) return fail(WEFT_ERR_COMM, "weft_pgas_create: invalid communicator handle 0x%x", handle);
+    if (comm_get(handle) == nullptr)
+        return fail(WEFT_ERR_COMM, "weft_pgas_create: invalid communicator handle 0x%x", handle);
     bool shoal_compat = false;
     if (info != WEFT_INFO_NULL) {
         int n;
@@ -405,8 +423,8 @@ extern "C" int weft_pgas_create(weft_comm handle, size_t segment_size, weft_info
             return fail(WEFT_ERR_INFO, "weft_pgas_create: invalid info handle 0x%x", info);
         if (auto v = info_lookup(info, "weft_am_shoal_compat")) {
             if (*v != "true" && *v != "false")
-                return fail(WEFT_ERR_INFO_VALUE, "weft_pgas_create: info weft_am_shoal_compat is '%s'; use true or false",
-                            v->c_str());
+                return fail(WEFT_ERR_INFO_VALUE,
+                            "weft_pgas_create: info weft_am_shoal_compat is '%s'; use true or false", v->c_str());
             shoal_compat = *v == "true";
         }
     }
@@ -425,8 +443,9 @@ extern "C" int weft_pgas_create(weft_comm handle, size_t segment_size, weft_info
         rc = fail(WEFT_ERR_ARG, "weft_pgas_create: %u kernels; kernel ids are 16 bits (at most %u)", x->nkernels,
                   am_max_kernels);
     else if (c.local.empty())
-        rc = fail(WEFT_ERR_STREAM, "weft_pgas_create: this process attached no stream to the multiplex communicator, "
-                                   "so it has no kernel");
+        rc = fail(WEFT_ERR_STREAM,
+                  "weft_pgas_create: this process attached no stream to the multiplex communicator, "
+                  "so it has no kernel");
     if (rc == WEFT_SUCCESS) rc = layout_kernels(*x);
     for (size_t li = 0; li < c.local.size() && rc == WEFT_SUCCESS; ++li) {
         std::shared_ptr<am_kernel> k;
@@ -515,13 +534,15 @@ extern "C" int weft_pgas_kernel_id(weft_pgas h, int *id) {
 }
 
 extern "C" int weft_pgas_num_kernels(weft_pgas h, int *count) {
-    return kernel_query("weft_pgas_num_kernels", "count", h, count, [](const am_kernel &k) { return static_cast<int>(k.ctx->nkernels); });
+    return kernel_query("weft_pgas_num_kernels", "count", h, count,
+                        [](const am_kernel &k) { return static_cast<int>(k.ctx->nkernels); });
 }
 
 extern "C" int weft_pgas_segment(weft_pgas h, void **base, size_t *size) {
     am_kernel *k;
     if (int rc = check_kernel("weft_pgas_segment", h, k)) return rc;
-    if (base == nullptr || size == nullptr) return fail(WEFT_ERR_ARG, "weft_pgas_segment: base and size must not be NULL");
+    if (base == nullptr || size == nullptr)
+        return fail(WEFT_ERR_ARG, "weft_pgas_segment: base and size must not be NULL");
     *base = k->segment;
     *size = k->ctx->segment_size;
     return WEFT_SUCCESS;
@@ -534,13 +555,15 @@ extern "C" int weft_pgas_progress(weft_pgas h) {
     stream_use use(k->s);
     if (use.conflict()) return conflict("weft_pgas_progress");
     int n = k->v->progress();
-    return n < 0 ? fail(plugin_error(n), "weft_pgas_progress: the fabric's progress failed (code %d)", n) : WEFT_SUCCESS;
+    return n < 0 ? fail(plugin_error(n), "weft_pgas_progress: the fabric's progress failed (code %d)", n)
+                 : WEFT_SUCCESS;
 }
 
 extern "C" int weft_pgas_wait_counter(weft_pgas h, uint64_t value) {
     am_kernel *k;
     if (int rc = check_kernel("weft_pgas_wait_counter", h, k)) return rc;
-    if (int rc = kernel_wait("weft_pgas_wait_counter", *k, [&] { return k->counter.load(std::memory_order_acquire) >= value; }))
+    if (int rc = kernel_wait("weft_pgas_wait_counter", *k,
+                             [&] { return k->counter.load(std::memory_order_acquire) >= value; }))
         return rc;
     k->v->enter();
     consume(k->counter, value);
@@ -551,7 +574,8 @@ extern "C" int weft_pgas_wait_counter(weft_pgas h, uint64_t value) {
 extern "C" int weft_am_wait_replies(weft_pgas h, size_t n) {
     am_kernel *k;
     if (int rc = check_kernel("weft_am_wait_replies", h, k)) return rc;
-    if (int rc = kernel_wait("weft_am_wait_replies", *k, [&] { return k->replies.load(std::memory_order_acquire) >= n; }))
+    if (int rc =
+            kernel_wait("weft_am_wait_replies", *k, [&] { return k->replies.load(std::memory_order_acquire) >= n; }))
         return rc;
     k->v->enter();
     consume(k->replies, n);
@@ -598,7 +622,8 @@ extern "C" int weft_pgas_barrier(weft_pgas h) {
 }
 
 extern "C" int weft_pgas_bad_packets(weft_pgas h, uint64_t *count) {
-    return kernel_query("weft_pgas_bad_packets", "count", h, count, [](const am_kernel &k) { return k.bad_packets.load(std::memory_order_acquire); });
+    return kernel_query("weft_pgas_bad_packets", "count", h, count,
+                        [](const am_kernel &k) { return k.bad_packets.load(std::memory_order_acquire); });
 }
 
 extern "C" int weft_am_register(weft_pgas h, unsigned index, weft_am_handler fn, void *user_data) {
@@ -622,7 +647,8 @@ extern "C" int weft_am_max_long(weft_pgas h, size_t *bytes) {
 }
 
 extern "C" int weft_am_max_args(weft_pgas h, unsigned *nargs) {
-    return kernel_query("weft_am_max_args", "nargs", h, nargs, [](const am_kernel &) { return static_cast<unsigned>(WEFT_AM_MAX_ARGS); });
+    return kernel_query("weft_am_max_args", "nargs", h, nargs,
+                        [](const am_kernel &) { return static_cast<unsigned>(WEFT_AM_MAX_ARGS); });
 }
 
 extern "C" int weft_am_short(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
@@ -711,14 +737,14 @@ extern "C" int weft_am_long_strided(weft_pgas h, int dst, unsigned handler, cons
 }
 
 extern "C" int weft_am_long_vectored(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
-                                     const weft_am_piece *src_pieces, size_t src_count,
-                                     const weft_am_piece *dst_pieces, size_t dst_count, unsigned flags) {
+                                     const weft_am_piece *src_pieces, size_t src_count, const weft_am_piece *dst_pieces,
+                                     size_t dst_count, unsigned flags) {
     const char *fn = "weft_am_long_vectored";
     am_call call;
     if (int rc = prepare(fn, h, dst, handler, args, nargs, flags, am_kind_vectored, call)) return rc;
     if (src_count > WEFT_AM_MAX_VECTOR || dst_count > WEFT_AM_MAX_VECTOR)
-        return fail(WEFT_ERR_ARG, "%s: %zu source and %zu destination pieces; at most %d each", fn, src_count, dst_count,
-                    WEFT_AM_MAX_VECTOR);
+        return fail(WEFT_ERR_ARG, "%s: %zu source and %zu destination pieces; at most %d each", fn, src_count,
+                    dst_count, WEFT_AM_MAX_VECTOR);
     if ((src_count != 0 && src_pieces == nullptr) || (dst_count != 0 && dst_pieces == nullptr))
         return fail(WEFT_ERR_ARG, "%s: a piece array is NULL with a non-zero count", fn);
     uint64_t src_total = 0, dst_total = 0;

@@ -24,8 +24,8 @@ struct pgas_ctx;
 
 constexpr unsigned am_rx_slots = 32;
 constexpr unsigned am_tx_slots = 64;
-constexpr uint32_t am_tag_shift = 12;       // tag = destination local index << 12 | sequence
-constexpr uint32_t am_seq_mask = 0xFFF;     // rendezvous sequences 1..4095 (0: packets)
+constexpr uint32_t am_tag_shift = 12;    // tag = destination local index << 12 | sequence
+constexpr uint32_t am_seq_mask = 0xFFF;  // rendezvous sequences 1..4095 (0: packets)
 // Packets from hardware kernels arrive with this source rank and their kernel id as the
 // source index (kernel_bind's tag).
 constexpr uint32_t am_hw_rank = 0xFFFFF;
@@ -59,10 +59,10 @@ struct am_handler_entry {
 
 struct am_kernel {
     pgas_ctx *ctx = nullptr;
-    size_t li = 0;           // local index in the communicator
+    size_t li = 0;  // local index in the communicator
     vci *v = nullptr;
-    stream *s = nullptr;     // nullptr: conventional communicator
-    uint32_t id = 0;         // kernel id (rank-major)
+    stream *s = nullptr;  // nullptr: conventional communicator
+    uint32_t id = 0;      // kernel id (rank-major)
     char *segment = nullptr;
     weft_pgas handle = WEFT_PGAS_NULL;
     am_handler_entry handlers[WEFT_AM_MAX_HANDLERS];
@@ -98,13 +98,13 @@ struct pgas_ctx {
     bool shoal_compat = false;
     size_t max_long = 0;
     uint32_t nkernels = 0;
-    uint32_t root_kernel = 0;  // the barrier's root: kernel 0
+    uint32_t root_kernel = 0;           // the barrier's root: kernel 0
     std::vector<int> kernel_rank;       // kernel id -> rank in c; -1: a hardware kernel
     std::vector<uint8_t> kernel_index;  // kernel id -> stream index at that rank
     // (rank, index) -> kernel id, at remote_offset[rank] + index: the identity, unless the
     // fabric's cluster description numbers the kernels (Galapagos).
     std::vector<uint32_t> id_of;
-    bool has_hardware = false;          // some kernels are hardware: Shoal's format to them
+    bool has_hardware = false;  // some kernels are hardware: Shoal's format to them
     bool is_hardware(uint32_t id) const { return id < kernel_rank.size() && kernel_rank[id] < 0; }
     std::vector<std::shared_ptr<am_kernel>> kernels;  // local ones, by local index
 };
@@ -117,7 +117,7 @@ enum : unsigned { am_h_barrier = 3, am_h_reserved = 4 };
 // from k's segment.  Caller holds k.v.  waiter: set when the caller must wait for a
 // rendezvous payload to leave `contig` (a caller's buffer) before returning.
 struct am_source {
-    const void *contig = nullptr;         // contiguous payload
+    const void *contig = nullptr;            // contiguous payload
     const am_stride_desc *stride = nullptr;  // or strided in k's segment
     const weft_am_piece *pieces = nullptr;   // or vectored in k's segment
     size_t npieces = 0;

@@ -69,7 +69,8 @@ int fail_proc(const char *what, int comm_rank, int world_rank) {
     std::string why;
     {
         std::lock_guard g(g_reasons_mutex);
-        if (world_rank >= 0 && static_cast<size_t>(world_rank) < g_reasons.size()) why = g_reasons[static_cast<size_t>(world_rank)];
+        if (world_rank >= 0 && static_cast<size_t>(world_rank) < g_reasons.size())
+            why = g_reasons[static_cast<size_t>(world_rank)];
     }
     if (comm_rank == world_rank)
         return fail(WEFT_ERR_PROC_FAILED, "%s: rank %d has failed (%s)", what, comm_rank, why.c_str());
@@ -78,8 +79,7 @@ int fail_proc(const char *what, int comm_rank, int world_rank) {
 }
 
 void vci_drain(vci &v) {
-    for (int i = 0; i < 64 && v.ops->ep_progress(v.ep) > 0; ++i) {
-    }
+    for (int i = 0; i < 64 && v.ops->ep_progress(v.ep) > 0; ++i) {}
 }
 
 void vci_apply_failures(vci &v) {

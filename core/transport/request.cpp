@@ -19,8 +19,8 @@ void request_on_complete(void *context, const weft_fabric_completion_t *c) {
     request *r = request_of_context(context);
     // A receive cancelled because its peer died (peer_failure.cpp) failed, it was not cancelled.
     r->fabric_status = __builtin_expect(c->status == WEFT_PLUGIN_ERR_CANCELED, 0) && r->failing
-                           ? WEFT_PLUGIN_ERR_PEER_FAILED
-                           : c->status;
+        ? WEFT_PLUGIN_ERR_PEER_FAILED
+        : c->status;
     r->msg_tag = c->tag;
     r->msg_bytes = c->length;
     r->complete.store(true, std::memory_order_release);
@@ -36,8 +36,8 @@ int request_finish(request &r, weft_status *status) {
         err = plugin_error(r.fabric_status);
     if (err == WEFT_ERR_PROC_FAILED) {
         int dead = r.op != request::kind::recv || r.group == nullptr ? -1
-                   : r.peer >= 0                                         ? r.peer
-                                                                         : group_first_failed(*r.group);
+            : r.peer >= 0                                            ? r.peer
+                                                                     : group_first_failed(*r.group);
         if (dead >= 0)
             fail_proc("recv", dead, r.group->world_ranks[static_cast<size_t>(dead)]);
         else
@@ -90,7 +90,7 @@ request_pool::~request_pool() {
         request *c = a.load(std::memory_order_relaxed);
         if (c == nullptr) continue;
         for (uint32_t i = 0; i < chunk; ++i) at(c, i)->~request();
-        ::operator delete(reinterpret_cast<char *>(c) - space_, std::align_val_t{64});
+        ::operator delete (reinterpret_cast<char *>(c) - space_, std::align_val_t{64});
     }
     if (vci_index_ < request_pool_max) {
         request_pool *self = this;
@@ -101,7 +101,7 @@ request_pool::~request_pool() {
 request *request_pool::grow() {
     uint32_t first = size_;
     if (first >= max_slots) return nullptr;
-    void *mem = ::operator new(size_t{chunk} * stride_, std::align_val_t{64}, std::nothrow);
+    void *mem = ::operator new (size_t{chunk} * stride_, std::align_val_t{64}, std::nothrow);
     if (mem == nullptr) return nullptr;
     auto *c = reinterpret_cast<request *>(static_cast<char *>(mem) + space_);
     for (uint32_t i = 0; i < chunk; ++i) new (at(c, i)) request;

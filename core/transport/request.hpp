@@ -98,7 +98,7 @@ struct alignas(request_line_offset) request {
     void *staging = nullptr;
 
     std::shared_ptr<const datatype> type_hold;  // derived types only (set extras with it)
-    coll_sched *sched = nullptr;  // kind::coll: the nonblocking collective, owned
+    coll_sched *sched = nullptr;                // kind::coll: the nonblocking collective, owned
 
   protected:
     // Only as a local_request or in a pool: a request needs the space before it.
@@ -238,6 +238,7 @@ class request_pool {
 
   private:
     static constexpr uint32_t chunk = 256;
+
   public:
     static constexpr uint32_t max_slots = 1u << request_slot_bits;  // the slot field of a handle
 

@@ -23,8 +23,8 @@ int vci_open(vci &v, const weft_fabric_ops_v1_t *ops, weft_fabric_t *fabric, boo
     attr.context_space = g_request_space;
     int rc = ops->ep_open(fabric, &attr, &v.ep);
     if (rc != WEFT_PLUGIN_OK)
-        return fail(plugin_error(rc), "fabric %s: opening endpoint %u failed (code %d)",
-                    r.fabric.plugin.name.c_str(), v.index, rc);
+        return fail(plugin_error(rc), "fabric %s: opening endpoint %u failed (code %d)", r.fabric.plugin.name.c_str(),
+                    v.index, rc);
     return WEFT_SUCCESS;
 }
 

@@ -32,8 +32,7 @@ namespace {
 
 constexpr int handshake_timeout_ms = 5000;
 
-uint64_t random_u64()
-{
+uint64_t random_u64() {
     uint64_t v = 0;
     if (getrandom(&v, sizeof v, 0) != sizeof v)
         v = uint64_t(getpid()) * 0x9e3779b97f4a7c15ull ^ uint64_t(time(nullptr));
@@ -42,8 +41,7 @@ uint64_t random_u64()
 
 /* The address to listen on and advertise: WEFT_GALAPAGOS_ADDR, else the first address of
  * WEFT_GALAPAGOS_IFACE, else the first non-loopback IPv4 interface that is up, else loopback. */
-bool pick_address(uint32_t *ipv4, char *why, size_t why_len)
-{
+bool pick_address(uint32_t *ipv4, char *why, size_t why_len) {
     if (const char *a = getenv("WEFT_GALAPAGOS_ADDR"); a && *a) {
         in_addr in{};
         if (inet_pton(AF_INET, a, &in) != 1) {
@@ -54,8 +52,7 @@ bool pick_address(uint32_t *ipv4, char *why, size_t why_len)
         return true;
     }
     const char *iface = getenv("WEFT_GALAPAGOS_IFACE");
-    if (iface && !*iface)
-        iface = nullptr;
+    if (iface && !*iface) iface = nullptr;
     ifaddrs *list = nullptr;
     if (getifaddrs(&list) != 0) {
         weft_kit_whyf(why, why_len, 0, "getifaddrs failed: %s", strerror(errno));
@@ -63,57 +60,47 @@ bool pick_address(uint32_t *ipv4, char *why, size_t why_len)
     }
     bool found = false;
     for (ifaddrs *i = list; i && !found; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
-            continue;
-        if (iface ? strcmp(i->ifa_name, iface) != 0 : (i->ifa_flags & IFF_LOOPBACK) != 0)
-            continue;
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP)) continue;
+        if (iface ? strcmp(i->ifa_name, iface) != 0 : (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
         *ipv4 = reinterpret_cast<sockaddr_in *>(i->ifa_addr)->sin_addr.s_addr;
         found = true;
     }
     freeifaddrs(list);
     if (!found && iface) {
-        weft_kit_whyf(why, why_len, 0, "WEFT_GALAPAGOS_IFACE='%s' has no IPv4 address that is up",
-                      iface);
+        weft_kit_whyf(why, why_len, 0, "WEFT_GALAPAGOS_IFACE='%s' has no IPv4 address that is up", iface);
         return false;
     }
-    if (!found)
-        *ipv4 = htonl(INADDR_LOOPBACK);
+    if (!found) *ipv4 = htonl(INADDR_LOOPBACK);
     return true;
 }
 
-void set_nodelay(int fd)
-{
+void set_nodelay(int fd) {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 /* Reads or writes exactly n bytes on a blocking-mode exchange, giving up after the handshake
  * timeout (a silent or slow peer cannot hold the listener). */
-bool exchange(int fd, void *buf, size_t n, bool writing)
-{
+bool exchange(int fd, void *buf, size_t n, bool writing) {
     auto *p = static_cast<uint8_t *>(buf);
     size_t done = 0;
     while (done < n) {
         pollfd pfd{fd, short(writing ? POLLOUT : POLLIN), 0};
         int r = poll(&pfd, 1, handshake_timeout_ms);
         if (r <= 0) {
-            if (r < 0 && errno == EINTR)
-                continue;
+            if (r < 0 && errno == EINTR) continue;
             return false;
         }
         ssize_t k = writing ? send(fd, p + done, n - done, MSG_NOSIGNAL | MSG_DONTWAIT)
                             : recv(fd, p + done, n - done, MSG_DONTWAIT);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (k <= 0)
-            return false;
+        if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (k <= 0) return false;
         done += size_t(k);
     }
     return true;
 }
 
-const char *peer_text(const sockaddr_in &sa, char *buf, size_t len)
-{
+const char *peer_text(const sockaddr_in &sa, char *buf, size_t len) {
     char ip[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
     snprintf(buf, len, "%s:%u", ip, unsigned(ntohs(sa.sin_port)));
@@ -122,8 +109,7 @@ const char *peer_text(const sockaddr_in &sa, char *buf, size_t len)
 
 /* Adds a handshaken connection to the node: readable through the epoll set, and the one to
  * send on if the node has none for that peer yet.  Returns the connection to send on. */
-gal_conn *register_conn(weft_fabric *f, int fd, uint64_t peer_node)
-{
+gal_conn *register_conn(weft_fabric *f, int fd, uint64_t peer_node) {
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     gal_conn *c = gal_conn_new(fd, peer_node);
     if (!c) {
@@ -145,8 +131,7 @@ gal_conn *register_conn(weft_fabric *f, int fd, uint64_t peer_node)
     epoll_ctl(f->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
     for (auto &e : f->send_conns) {
         if (e.first == peer_node) {
-            if (!e.second->dead.load())
-                return e.second;
+            if (!e.second->dead.load()) return e.second;
             e.second = c; /* replaces a lost connection: reconnected */
             return c;
         }
@@ -155,13 +140,11 @@ gal_conn *register_conn(weft_fabric *f, int fd, uint64_t peer_node)
     return c;
 }
 
-void accept_one(weft_fabric *f)
-{
+void accept_one(weft_fabric *f) {
     sockaddr_in sa{};
     socklen_t sl = sizeof sa;
     int fd = accept4(f->listen_fd, reinterpret_cast<sockaddr *>(&sa), &sl, SOCK_CLOEXEC);
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     set_nodelay(fd);
     char who[64];
     uint8_t raw[gal::handshake_bytes];
@@ -183,8 +166,7 @@ void accept_one(weft_fabric *f)
         refusal = "wrong job token (set the same WEFT_JOB_TOKEN on every node of the job)";
     if (refusal) {
         ++f->refused_conns;
-        gal_log(f, WEFT_LOG_WARN, "refused a connection from %s: %s",
-                peer_text(sa, who, sizeof who), refusal);
+        gal_log(f, WEFT_LOG_WARN, "refused a connection from %s: %s", peer_text(sa, who, sizeof who), refusal);
         close(fd);
         return;
     }
@@ -200,51 +182,38 @@ void accept_one(weft_fabric *f)
     register_conn(f, fd, h.node_id);
 }
 
-void listener_main(weft_fabric *f)
-{
+void listener_main(weft_fabric *f) {
     for (;;) {
         pollfd p[2] = {{f->listen_fd, POLLIN, 0}, {f->stop_fd, POLLIN, 0}};
         int r = poll(p, 2, -1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0 || (p[1].revents & POLLIN))
-            return;
-        if (p[0].revents & POLLIN)
-            accept_one(f);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 || (p[1].revents & POLLIN)) return;
+        if (p[0].revents & POLLIN) accept_one(f);
     }
 }
 
-int fail_init(weft_fabric *f, int rc)
-{
+int fail_init(weft_fabric *f, int rc) {
     gal_cluster_close(f);
-    if (f->listen_fd >= 0)
-        close(f->listen_fd);
-    if (f->stop_fd >= 0)
-        close(f->stop_fd);
-    if (f->epoll_fd >= 0)
-        close(f->epoll_fd);
+    if (f->listen_fd >= 0) close(f->listen_fd);
+    if (f->stop_fd >= 0) close(f->stop_fd);
+    if (f->epoll_fd >= 0) close(f->epoll_fd);
     delete f;
     return rc;
 }
 
-} // namespace
+}  // namespace
 
-int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, size_t why_len)
-{
+int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, size_t why_len) {
     int rc = weft_kit_fabric_init_begin(GAL_PLUGIN_NAME, fabric, &host, why, why_len);
-    if (rc != WEFT_PLUGIN_OK)
-        return rc;
+    if (rc != WEFT_PLUGIN_OK) return rc;
     auto *f = new (std::nothrow) weft_fabric;
-    if (!f)
-        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_NOMEM, "galapagos: out of memory");
+    if (!f) return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_NOMEM, "galapagos: out of memory");
     f->host = host;
     f->listen_fd = f->stop_fd = f->epoll_fd = -1;
     f->ipv4 = 0;
     f->port = 0;
-    for (auto &s : f->slots)
-        s.store(nullptr);
-    for (auto &c : f->conns)
-        c.store(nullptr);
+    for (auto &s : f->slots) s.store(nullptr);
+    for (auto &c : f->conns) c.store(nullptr);
     f->nconns.store(0);
     f->bad_frames.store(0);
     f->refused_conns.store(0);
@@ -253,19 +222,15 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
      * nodes, which have no launcher), else the launcher's job token, else one of our own
      * (peers learn it from our addresses, which the bootstrap distributes). */
     const char *token = getenv("WEFT_GALAPAGOS_TOKEN");
-    if (!token || !*token)
-        token = weft_kit_host_hint(host, "weft_job_token");
-    if (!token || !*token)
-        token = getenv("WEFT_JOB_TOKEN");
+    if (!token || !*token) token = weft_kit_host_hint(host, "weft_job_token");
+    if (!token || !*token) token = getenv("WEFT_JOB_TOKEN");
     f->token = token && *token ? gal::token_from_text(token) : random_u64();
     f->cluster = nullptr;
-    if (!gal_cluster_open(f, why, why_len))
-        return fail_init(f, WEFT_PLUGIN_ERR_INVALID);
+    if (!gal_cluster_open(f, why, why_len)) return fail_init(f, WEFT_PLUGIN_ERR_INVALID);
     const char *loop = getenv("WEFT_GALAPAGOS_LOOPBACK");
     f->force_tcp = loop && strcmp(loop, "tcp") == 0;
     uint16_t port = f->port; /* the cluster file's, or 0: any */
-    if (!f->ipv4 && !pick_address(&f->ipv4, why, why_len))
-        return fail_init(f, WEFT_PLUGIN_ERR_INVALID);
+    if (!f->ipv4 && !pick_address(&f->ipv4, why, why_len)) return fail_init(f, WEFT_PLUGIN_ERR_INVALID);
     if (const char *p = getenv("WEFT_GALAPAGOS_PORT"); p && *p) {
         char *end = nullptr;
         long v = strtol(p, &end, 10);
@@ -288,12 +253,13 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = f->ipv4; /* the job's interface only, not INADDR_ANY */
     sa.sin_port = htons(port);
-    if (bind(f->listen_fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0 ||
-        listen(f->listen_fd, 128) != 0) {
+    if (bind(f->listen_fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0 || listen(f->listen_fd, 128) != 0) {
         char ip[INET_ADDRSTRLEN] = "?";
         inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
-        weft_kit_whyf(why, why_len, 0, "cannot listen on %s:%u: %s (set WEFT_GALAPAGOS_ADDR or "
-                      "WEFT_GALAPAGOS_PORT)", ip, unsigned(port), strerror(errno));
+        weft_kit_whyf(why, why_len, 0,
+                      "cannot listen on %s:%u: %s (set WEFT_GALAPAGOS_ADDR or "
+                      "WEFT_GALAPAGOS_PORT)",
+                      ip, unsigned(port), strerror(errno));
         return fail_init(f, WEFT_PLUGIN_ERR_UNREACHABLE);
     }
     socklen_t sl = sizeof sa;
@@ -309,15 +275,12 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
     return WEFT_PLUGIN_OK;
 }
 
-int gal_finalize(weft_fabric_t *f)
-{
-    if (!f)
-        return WEFT_PLUGIN_ERR_INVALID;
+int gal_finalize(weft_fabric_t *f) {
+    if (!f) return WEFT_PLUGIN_ERR_INVALID;
     uint64_t one = 1;
     if (write(f->stop_fd, &one, sizeof one) < 0) { /* the listener then returns */
     }
-    if (f->listener.joinable())
-        f->listener.join();
+    if (f->listener.joinable()) f->listener.join();
     uint32_t n = f->nconns.load();
     for (uint32_t i = 0; i < n; ++i) {
         gal_conn *c = f->conns[i].load();
@@ -325,15 +288,13 @@ int gal_finalize(weft_fabric_t *f)
         gal_conn_free(c);
     }
     if (f->bad_frames.load() || f->refused_conns.load())
-        gal_log(f, WEFT_LOG_INFO, "%" PRIu64 " packets were dropped as malformed and %" PRIu64
-                " connections refused", f->bad_frames.load(), f->refused_conns.load());
+        gal_log(f, WEFT_LOG_INFO, "%" PRIu64 " packets were dropped as malformed and %" PRIu64 " connections refused",
+                f->bad_frames.load(), f->refused_conns.load());
     return fail_init(f, WEFT_PLUGIN_OK);
 }
 
-int gal_query(weft_fabric_t *f, weft_fabric_caps_t *caps)
-{
-    if (!f)
-        return WEFT_PLUGIN_ERR_INVALID;
+int gal_query(weft_fabric_t *f, weft_fabric_caps_t *caps) {
+    if (!f) return WEFT_PLUGIN_ERR_INVALID;
     weft_fabric_caps_t all{};
     all.flags = WEFT_FABRIC_CAP_THREAD_SAFE | WEFT_FABRIC_CAP_WAIT_FD;
     all.max_message_size = SIZE_MAX / 2;
@@ -345,21 +306,17 @@ int gal_query(weft_fabric_t *f, weft_fabric_caps_t *caps)
     return weft_kit_caps_write(caps, &all);
 }
 
-gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, uint64_t token,
-                      uint64_t expect_node)
-{
+gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, uint64_t token, uint64_t expect_node) {
     /* One connect at a time, so two threads never connect to one node at once; the table
      * lock is not held across the handshake (the listener needs it to register). */
     std::lock_guard<std::mutex> connecting(f->connect_lock);
     if (expect_node) {
         std::lock_guard<std::mutex> g(f->lock);
         for (auto &e : f->send_conns)
-            if (e.first == expect_node && !e.second->dead.load())
-                return e.second;
+            if (e.first == expect_node && !e.second->dead.load()) return e.second;
     }
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return nullptr;
+    if (fd < 0) return nullptr;
     set_nodelay(fd);
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
@@ -367,8 +324,8 @@ gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, uint64_t tok
     sa.sin_port = htons(port);
     char who[64];
     if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) {
-        gal_log(f, WEFT_LOG_WARN, "cannot connect to the node at %s: %s",
-                peer_text(sa, who, sizeof who), strerror(errno));
+        gal_log(f, WEFT_LOG_WARN, "cannot connect to the node at %s: %s", peer_text(sa, who, sizeof who),
+                strerror(errno));
         close(fd);
         return nullptr;
     }
@@ -384,60 +341,53 @@ gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, uint64_t tok
     if (ok) {
         gal::handshake_decode(raw, w);
         ok = memcmp(w.magic, gal::welcome_magic, sizeof w.magic) == 0 && w.node_id != 0 &&
-             (!expect_node || w.node_id == expect_node);
+            (!expect_node || w.node_id == expect_node);
     }
     if (!ok) {
-        gal_log(f, WEFT_LOG_WARN, "the node at %s refused the handshake (is WEFT_GALAPAGOS_TOKEN "
-                "the same on every node?)", peer_text(sa, who, sizeof who));
+        gal_log(f, WEFT_LOG_WARN,
+                "the node at %s refused the handshake (is WEFT_GALAPAGOS_TOKEN "
+                "the same on every node?)",
+                peer_text(sa, who, sizeof who));
         close(fd);
         return nullptr;
     }
     return register_conn(f, fd, w.node_id);
 }
 
-gal_conn *gal_conn_for(weft_fabric *f, const weft_fabric_peer *peer)
-{
+gal_conn *gal_conn_for(weft_fabric *f, const weft_fabric_peer *peer) {
     return gal_connect(f, peer->ipv4, peer->port, peer->token, peer->node_id);
 }
 
-int gal_node_progress(weft_fabric *f)
-{
+int gal_node_progress(weft_fabric *f) {
     struct epoll_event ev[16];
     int n = epoll_wait(f->epoll_fd, ev, 16, 0);
     int handled = 0;
     bool flush = false;
     for (int i = 0; i < n; ++i) {
         auto *c = static_cast<gal_conn *>(ev[i].data.ptr);
-        if (ev[i].events & EPOLLOUT)
-            flush = true;
-        if (!(ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
-            continue;
+        if (ev[i].events & EPOLLOUT) flush = true;
+        if (!(ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))) continue;
         std::unique_lock<std::mutex> g(c->read_lock, std::try_to_lock);
-        if (!g.owns_lock() || c->dead.load(std::memory_order_acquire))
-            continue;
+        if (!g.owns_lock() || c->dead.load(std::memory_order_acquire)) continue;
         int k = gal_conn_read(f, c);
         if (k < 0)
             gal_conn_fail(f, c, "the peer closed the connection or sent a malformed packet", true);
         else
             handled += k;
     }
-    if (flush)
-        gal_node_flush(f);
+    if (flush) gal_node_flush(f);
     return handled;
 }
 
-void gal_node_flush(weft_fabric *f)
-{
+void gal_node_flush(weft_fabric *f) {
     uint32_t n = f->nconns.load(std::memory_order_acquire);
-    for (uint32_t i = 0; i < n; ++i)
-        gal_conn_flush(f, f->conns[i].load(std::memory_order_acquire));
+    for (uint32_t i = 0; i < n; ++i) gal_conn_flush(f, f->conns[i].load(std::memory_order_acquire));
 }
 
 namespace {
 
 /* Counters of hostile input (ABI 1.4), for weft_get_stats. */
-int gal_stats(weft_fabric_t *f, weft_fabric_stats_t *out)
-{
+int gal_stats(weft_fabric_t *f, weft_fabric_stats_t *out) {
     if (!f || !out || out->struct_size < offsetof(weft_fabric_stats_t, refused_connections) + sizeof(uint64_t))
         return WEFT_PLUGIN_ERR_INVALID;
     out->dropped_packets = f->bad_frames.load();
@@ -471,7 +421,6 @@ const weft_fabric_ops_v1_t gal_ops = {
     .tag_send_now = nullptr, /* optional; the core sends through tag_send */
 };
 
-} // namespace
+}  // namespace
 
-WEFT_KIT_PLUGIN_DEFINE(WEFT_PLUGIN_KIND_FABRIC, GAL_PLUGIN_NAME, "1.0 (Galapagos packets over TCP)",
-                       10, &gal_ops);
+WEFT_KIT_PLUGIN_DEFINE(WEFT_PLUGIN_KIND_FABRIC, GAL_PLUGIN_NAME, "1.0 (Galapagos packets over TCP)", 10, &gal_ops);

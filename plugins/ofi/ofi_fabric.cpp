@@ -14,25 +14,21 @@ namespace {
 /* "1.0 (libfabric 1.17)": the libfabric part is the library actually loaded. */
 char ofi_version_text[96] = "1.0 (libfabric)";
 
-__attribute__((constructor)) void ofi_version_fill()
-{
+__attribute__((constructor)) void ofi_version_fill() {
     uint32_t v = fi_version();
-    snprintf(ofi_version_text, sizeof(ofi_version_text), "%d.%d (libfabric %u.%u)",
-             WEFT_PLUGIN_ABI_MAJOR, WEFT_PLUGIN_ABI_MINOR, FI_MAJOR(v), FI_MINOR(v));
+    snprintf(ofi_version_text, sizeof(ofi_version_text), "%d.%d (libfabric %u.%u)", WEFT_PLUGIN_ABI_MAJOR,
+             WEFT_PLUGIN_ABI_MINOR, FI_MAJOR(v), FI_MINOR(v));
 }
 
 /* The sockets provider loses messages under Weft's traffic here; never pick it, even when
  * a layered name ("sockets;ofi_rxm") or FI_PROVIDER asks for it. */
-bool ofi_names_sockets(const char *prov)
-{
+bool ofi_names_sockets(const char *prov) {
     std::string s(prov ? prov : "");
     size_t start = 0;
     while (start <= s.size()) {
         size_t end = s.find(';', start);
-        if (end == std::string::npos)
-            end = s.size();
-        if (s.compare(start, end - start, "sockets") == 0)
-            return true;
+        if (end == std::string::npos) end = s.size();
+        if (s.compare(start, end - start, "sockets") == 0) return true;
         start = end + 1;
     }
     return false;
@@ -40,15 +36,13 @@ bool ofi_names_sockets(const char *prov)
 
 /* Match bits a provider honours: mem_tag_format's highest set bit bounds the tag.  0 means
  * the provider did not say, which by the spec means 64 bits. */
-int ofi_tag_bits(const struct fi_info *info)
-{
+int ofi_tag_bits(const struct fi_info *info) {
     uint64_t fmt = info->ep_attr ? info->ep_attr->mem_tag_format : 0;
     return fmt == 0 ? 64 : 64 - __builtin_clzll(fmt);
 }
 
 /* fi_getinfo for one provider name; on success *out is the chosen entry (a copy). */
-int ofi_getinfo(const char *prov, const char *node, struct fi_info **out, std::string &reason)
-{
+int ofi_getinfo(const char *prov, const char *node, struct fi_info **out, std::string &reason) {
     struct fi_info *hints = fi_allocinfo();
     if (!hints) {
         reason = "out of memory";
@@ -71,23 +65,20 @@ int ofi_getinfo(const char *prov, const char *node, struct fi_info **out, std::s
     hints->fabric_attr->prov_name = strdup(prov);
 
     struct fi_info *list = nullptr;
-    int ret = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), node, nullptr,
-                         node ? FI_SOURCE : 0, hints, &list);
+    int ret =
+        fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), node, nullptr, node ? FI_SOURCE : 0, hints, &list);
     fi_freeinfo(hints);
     if (ret != 0) {
         reason = std::string("fi_getinfo: ") + fi_strerror(-ret) +
-                 " (no RDM tagged endpoint without FI_MR_LOCAL; see `fi_info -p '" + prov +
-                 "' -t FI_EP_RDM -c FI_TAGGED`)";
+            " (no RDM tagged endpoint without FI_MR_LOCAL; see `fi_info -p '" + prov + "' -t FI_EP_RDM -c FI_TAGGED`)";
         return WEFT_PLUGIN_ERR_UNSUPPORTED;
     }
     reason = "no entry with 64-bit match bits";
     for (struct fi_info *i = list; i; i = i->next) {
-        if (ofi_names_sockets(i->fabric_attr->prov_name))
-            continue;
+        if (ofi_names_sockets(i->fabric_attr->prov_name)) continue;
         int bits = ofi_tag_bits(i);
         if (bits < 64) {
-            reason = "provider matches only " + std::to_string(bits) +
-                     " tag bits; Weft needs 64";
+            reason = "provider matches only " + std::to_string(bits) + " tag bits; Weft needs 64";
             continue;
         }
         *out = fi_dupinfo(i);
@@ -101,18 +92,16 @@ int ofi_getinfo(const char *prov, const char *node, struct fi_info **out, std::s
 /* Opens the fabric for one provider and a trial endpoint: it proves the provider works
  * here (shm needs /dev/shm, tcp a usable interface), measures the address and finds out
  * whether the CQ can have a wait fd. */
-int ofi_open_provider(weft_fabric *fabric, const char *prov, const char *node,
-                      std::string &reason)
-{
+int ofi_open_provider(weft_fabric *fabric, const char *prov, const char *node, std::string &reason) {
     if (ofi_names_sockets(prov)) {
-        reason = "the sockets provider is not supported (it is broken here); use "
-                 "WEFT_OFI_PROVIDER=shm or WEFT_OFI_PROVIDER='tcp;ofi_rxm'";
+        reason =
+            "the sockets provider is not supported (it is broken here); use "
+            "WEFT_OFI_PROVIDER=shm or WEFT_OFI_PROVIDER='tcp;ofi_rxm'";
         return WEFT_PLUGIN_ERR_UNSUPPORTED;
     }
     struct fi_info *info = nullptr;
     int rc = ofi_getinfo(prov, node, &info, reason);
-    if (rc != WEFT_PLUGIN_OK)
-        return rc;
+    if (rc != WEFT_PLUGIN_OK) return rc;
     int ret = fi_fabric(info->fabric_attr, &fabric->fabric, nullptr);
     if (ret != 0) {
         reason = std::string("fi_fabric: ") + fi_strerror(-ret);
@@ -146,8 +135,7 @@ int ofi_open_provider(weft_fabric *fabric, const char *prov, const char *node,
             }
             /* Names of other endpoints may be longer (shm: more digits); leave room. */
             fabric->address_size = WEFT_KIT_ADDR_HEADER_SIZE + (2 * len < 256 ? 256 : 2 * len);
-            if (wait_fd && trial->wait_fd >= 0)
-                fabric->flags |= WEFT_FABRIC_CAP_WAIT_FD;
+            if (wait_fd && trial->wait_fd >= 0) fabric->flags |= WEFT_FABRIC_CAP_WAIT_FD;
             ofi_ep_resources_close(trial);
         } else {
             reason = std::string(what) + " failed (rc " + std::to_string(rc) + ")";
@@ -170,62 +158,45 @@ int ofi_open_provider(weft_fabric *fabric, const char *prov, const char *node,
     return WEFT_PLUGIN_OK;
 }
 
-} // namespace
+}  // namespace
 
-int ofi_errno_to_plugin(int fi_err)
-{
-    if (fi_err < 0)
-        fi_err = -fi_err;
+int ofi_errno_to_plugin(int fi_err) {
+    if (fi_err < 0) fi_err = -fi_err;
     switch (fi_err) {
-    case 0:
-        return WEFT_PLUGIN_OK;
-    case FI_EAGAIN:
-    case FI_EBUSY:
-        return WEFT_PLUGIN_ERR_AGAIN;
-    case FI_ENOMEM:
-    case FI_ENOSPC:
-        return WEFT_PLUGIN_ERR_NOMEM;
-    case FI_ETRUNC:
-    case FI_EMSGSIZE:
-        return WEFT_PLUGIN_ERR_TRUNCATE;
-    case FI_ECANCELED:
-        return WEFT_PLUGIN_ERR_CANCELED;
-    case FI_EADDRNOTAVAIL:
-    case FI_EHOSTUNREACH:
-    case FI_ENETUNREACH:
-        return WEFT_PLUGIN_ERR_UNREACHABLE;
-    case FI_ENOSYS:
-    case FI_EOPNOTSUPP:
-        return WEFT_PLUGIN_ERR_UNSUPPORTED;
-    case FI_EINVAL:
-        return WEFT_PLUGIN_ERR_INVALID;
-    case FI_ENOENT:
-    case FI_ENOMSG:
-        return WEFT_PLUGIN_ERR_NOT_FOUND;
-    case FI_ECONNREFUSED:
-    case FI_ECONNRESET:
-    case FI_ECONNABORTED:
-    case FI_ENOTCONN:
-    case FI_ESHUTDOWN:
-    case FI_ETIMEDOUT:
-    case FI_EIO:
-        return WEFT_PLUGIN_ERR_PEER_FAILED;
-    default:
-        return WEFT_PLUGIN_ERR_OTHER;
+        case 0: return WEFT_PLUGIN_OK;
+        case FI_EAGAIN:
+        case FI_EBUSY: return WEFT_PLUGIN_ERR_AGAIN;
+        case FI_ENOMEM:
+        case FI_ENOSPC: return WEFT_PLUGIN_ERR_NOMEM;
+        case FI_ETRUNC:
+        case FI_EMSGSIZE: return WEFT_PLUGIN_ERR_TRUNCATE;
+        case FI_ECANCELED: return WEFT_PLUGIN_ERR_CANCELED;
+        case FI_EADDRNOTAVAIL:
+        case FI_EHOSTUNREACH:
+        case FI_ENETUNREACH: return WEFT_PLUGIN_ERR_UNREACHABLE;
+        case FI_ENOSYS:
+        case FI_EOPNOTSUPP: return WEFT_PLUGIN_ERR_UNSUPPORTED;
+        case FI_EINVAL: return WEFT_PLUGIN_ERR_INVALID;
+        case FI_ENOENT:
+        case FI_ENOMSG: return WEFT_PLUGIN_ERR_NOT_FOUND;
+        case FI_ECONNREFUSED:
+        case FI_ECONNRESET:
+        case FI_ECONNABORTED:
+        case FI_ENOTCONN:
+        case FI_ESHUTDOWN:
+        case FI_ETIMEDOUT:
+        case FI_EIO: return WEFT_PLUGIN_ERR_PEER_FAILED;
+        default: return WEFT_PLUGIN_ERR_OTHER;
     }
 }
 
-int ofi_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, char *why,
-                    size_t why_len)
-{
+int ofi_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, char *why, size_t why_len) {
     /* A host too old to hold log is dropped: the plugin runs without logging. */
     int rc = weft_kit_fabric_init_begin(OFI_PLUGIN_NAME, fabric_out, &host, why, why_len);
-    if (rc != WEFT_PLUGIN_OK)
-        return rc;
+    if (rc != WEFT_PLUGIN_OK) return rc;
 
     auto *fabric = new (std::nothrow) weft_fabric();
-    if (!fabric)
-        return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_NOMEM, "ofi: out of memory");
+    if (!fabric) return weft_kit_whyf(why, why_len, WEFT_PLUGIN_ERR_NOMEM, "ofi: out of memory");
     fabric->host = host;
     weft_kit_list_init(&fabric->eps);
     /* Shared endpoints take the plugin's per-endpoint lock around every libfabric call,
@@ -248,8 +219,8 @@ int ofi_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, 
     if (prov && *prov) {
         rc = ofi_open_provider(fabric, prov, nullptr, reason);
         if (rc != WEFT_PLUGIN_OK)
-            weft_kit_whyf(why, why_len, rc, "ofi: provider '%s' (from %s) cannot open: %s", prov,
-                          source, reason.c_str());
+            weft_kit_whyf(why, why_len, rc, "ofi: provider '%s' (from %s) cannot open: %s", prov, source,
+                          reason.c_str());
         else if (strcmp(fabric->provider, "shm") == 0)
             ofi_log(fabric, WEFT_LOG_WARN,
                     "shm (libfabric 1.17) never completes a receive that truncates a message "
@@ -266,47 +237,41 @@ int ofi_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric_out, 
             weft_kit_whyf(why, why_len, rc,
                           "ofi: default provider tcp;ofi_rxm on 127.0.0.1 cannot open: %s; set "
                           "WEFT_OFI_PROVIDER to a provider `fi_info -t FI_EP_RDM -c FI_TAGGED` "
-                          "lists", reason.c_str());
+                          "lists",
+                          reason.c_str());
     }
     if (rc != WEFT_PLUGIN_OK) {
         delete fabric;
         return rc;
     }
-    ofi_log(fabric, WEFT_LOG_INFO, "libfabric %u.%u provider %s opened (inject %zu bytes%s)",
-            FI_MAJOR(fi_version()), FI_MINOR(fi_version()), fabric->provider,
-            fabric->inject_size,
+    ofi_log(fabric, WEFT_LOG_INFO, "libfabric %u.%u provider %s opened (inject %zu bytes%s)", FI_MAJOR(fi_version()),
+            FI_MINOR(fi_version()), fabric->provider, fabric->inject_size,
             (fabric->flags & WEFT_FABRIC_CAP_WAIT_FD) ? ", wait fd" : "");
     *fabric_out = fabric;
     return WEFT_PLUGIN_OK;
 }
 
-int ofi_fabric_finalize(weft_fabric_t *fabric)
-{
-    if (!fabric)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ofi_fabric_finalize(weft_fabric_t *fabric) {
+    if (!fabric) return WEFT_PLUGIN_ERR_INVALID;
     for (;;) {
         weft_kit_link_t *first;
         {
             std::lock_guard<std::mutex> g(fabric->lock);
             first = weft_kit_list_first(&fabric->eps);
         }
-        if (!first)
-            break;
+        if (!first) break;
         weft_fabric_ep *ep = WEFT_KIT_CONTAINER_OF(first, weft_fabric_ep, link);
         ofi_log(fabric, WEFT_LOG_WARN, "finalize: closing an endpoint the core left open");
         ofi_ep_close(ep);
     }
-    if (fabric->fabric)
-        fi_close(&fabric->fabric->fid);
+    if (fabric->fabric) fi_close(&fabric->fabric->fid);
     fi_freeinfo(fabric->info);
     delete fabric;
     return WEFT_PLUGIN_OK;
 }
 
-int ofi_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps)
-{
-    if (!fabric || !caps || caps->struct_size < sizeof(uint32_t) * 2)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ofi_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps) {
+    if (!fabric || !caps || caps->struct_size < sizeof(uint32_t) * 2) return WEFT_PLUGIN_ERR_INVALID;
     weft_fabric_caps_t c{};
     c.flags = fabric->flags;
     c.max_message_size = fabric->info->ep_attr->max_msg_size;
@@ -343,6 +308,6 @@ const weft_fabric_ops_v1_t ofi_ops = {
     .stats = nullptr, /* not kept */
     .tag_send_now = ofi_tag_send_now,
 };
-} // namespace
+}  // namespace
 
 WEFT_KIT_PLUGIN_DEFINE(WEFT_PLUGIN_KIND_FABRIC, OFI_PLUGIN_NAME, ofi_version_text, 50, &ofi_ops);

@@ -18,33 +18,27 @@ constexpr auto UCX_FAILED_CLOSE_TIMEOUT = std::chrono::milliseconds(500);
 /* Progress the worker until request completes or the deadline passes; completions of
  * other operations are delivered on the way.  Returns the request's final status, or
  * UCS_INPROGRESS on timeout. */
-ucs_status_t ucx_wait_request(weft_fabric_ep *ep, void *request,
-                              std::chrono::steady_clock::time_point deadline)
-{
+ucs_status_t ucx_wait_request(weft_fabric_ep *ep, void *request, std::chrono::steady_clock::time_point deadline) {
     for (;;) {
         ucs_status_t status;
         {
             WEFT_KIT_EP_GUARD(g, &ep->lock);
             status = ucp_request_check_status(request);
         }
-        if (status != UCS_INPROGRESS)
-            return status;
-        if (std::chrono::steady_clock::now() > deadline)
-            return UCS_INPROGRESS;
+        if (status != UCS_INPROGRESS) return status;
+        if (std::chrono::steady_clock::now() > deadline) return UCS_INPROGRESS;
         ucx_ep_progress(ep);
     }
 }
 
-void ucx_request_release(weft_fabric_ep *ep, void *request)
-{
+void ucx_request_release(weft_fabric_ep *ep, void *request) {
     WEFT_KIT_EP_GUARD(g, &ep->lock);
     ucp_request_free(request);
 }
 
 /* Starts closing uep; returns the request to wait for, nullptr when closed already, or an
  * error pointer. */
-ucs_status_ptr_t ucx_peer_close_start(weft_fabric_ep *ep, weft_fabric_peer *peer, bool force)
-{
+ucs_status_ptr_t ucx_peer_close_start(weft_fabric_ep *ep, weft_fabric_peer *peer, bool force) {
     ucp_request_param_t param{};
     if (force) {
         param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -62,9 +56,7 @@ ucs_status_ptr_t ucx_peer_close_start(weft_fabric_ep *ep, weft_fabric_peer *peer
  * for ep_peer_failed) and mark its UCX request orphaned, so that a later UCX callback for it
  * is ignored.  (In mode PEER the forced close has completed them already, through the
  * callback.)  Returns how many were orphaned. */
-size_t ucx_peer_orphan_sends(weft_fabric_ep *ep, weft_fabric_peer *peer,
-                             int status = WEFT_PLUGIN_ERR_CANCELED)
-{
+size_t ucx_peer_orphan_sends(weft_fabric_ep *ep, weft_fabric_peer *peer, int status = WEFT_PLUGIN_ERR_CANCELED) {
     WEFT_KIT_EP_GUARD(g, &ep->lock);
     size_t n = 0;
     while (weft_kit_link_t *first = weft_kit_list_first(&peer->sends)) {
@@ -82,8 +74,7 @@ size_t ucx_peer_orphan_sends(weft_fabric_ep *ep, weft_fabric_peer *peer,
 }
 
 /* Frees a closed connection, or parks it until UCX has run the callbacks of its sends. */
-void ucx_peer_release(weft_fabric_ep *ep, weft_fabric_peer *peer)
-{
+void ucx_peer_release(weft_fabric_ep *ep, weft_fabric_peer *peer) {
     if (peer->pending_sends != 0) {
         ucx_ep_progress(ep); /* deliver what the close completed */
         size_t n = ucx_peer_orphan_sends(ep, peer);
@@ -106,8 +97,7 @@ void ucx_peer_release(weft_fabric_ep *ep, weft_fabric_peer *peer)
  * the peer.  Mode PEER: the forced close started then finishes locally.  Mode NONE: while
  * UCX may still hold sends we orphaned, uep stays open and the peer is parked with it (as
  * ep_close does; the worker is then kept), else it is force-closed now. */
-void ucx_failed_peer_close(weft_fabric_ep *ep, weft_fabric_peer *peer)
-{
+void ucx_failed_peer_close(weft_fabric_ep *ep, weft_fabric_peer *peer) {
     ucs_status_ptr_t sp = peer->close_req;
     peer->close_req = nullptr;
     if (peer->uep && peer->held_orphans != 0) {
@@ -125,8 +115,7 @@ void ucx_failed_peer_close(weft_fabric_ep *ep, weft_fabric_peer *peer)
         weft_kit_list_unlink(&peer->link);
     }
     if (UCS_PTR_IS_PTR(sp)) {
-        if (ucx_wait_request(ep, sp, std::chrono::steady_clock::now() + UCX_FAILED_CLOSE_TIMEOUT) ==
-            UCS_INPROGRESS)
+        if (ucx_wait_request(ep, sp, std::chrono::steady_clock::now() + UCX_FAILED_CLOSE_TIMEOUT) == UCS_INPROGRESS)
             ucx_log(ep->fabric, WEFT_LOG_WARN, "closing a failed peer's connection did not finish");
         ucx_request_release(ep, sp);
     }
@@ -135,8 +124,7 @@ void ucx_failed_peer_close(weft_fabric_ep *ep, weft_fabric_peer *peer)
 
 /* UCX error handler: remember the failure; the connection is closed (forcibly) by
  * ep_disconnect or ep_close, as UCX requires. */
-void ucx_peer_failed(void *arg, ucp_ep_h, ucs_status_t status)
-{
+void ucx_peer_failed(void *arg, ucp_ep_h, ucs_status_t status) {
     auto *peer = static_cast<weft_fabric_peer *>(arg);
     peer->failure = status;
     ucx_log(peer->owner->fabric, WEFT_LOG_WARN, "connection failed: %s", ucs_status_string(status));
@@ -146,8 +134,7 @@ void ucx_peer_failed(void *arg, ucp_ep_h, ucs_status_t status)
 std::mutex ucx_kept_lock;
 weft_kit_list_t ucx_kept = WEFT_KIT_LIST_INITIALIZER(ucx_kept);
 
-void ucx_keep_forever(weft_fabric_ep *ep)
-{
+void ucx_keep_forever(weft_fabric_ep *ep) {
     /* Pin this plugin and with it libucp/libucs: the kept workers' UCX state (async
      * handlers included) must not be unmapped by a dlclose. */
     Dl_info info;
@@ -157,17 +144,14 @@ void ucx_keep_forever(weft_fabric_ep *ep)
     weft_kit_list_push_front(&ucx_kept, &ep->link);
 }
 
-} // namespace
+}  // namespace
 
-int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **out)
-{
-    if (!fabric || !out || !weft_kit_ep_attr_valid(attr))
-        return WEFT_PLUGIN_ERR_INVALID;
+int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **out) {
+    if (!fabric || !out || !weft_kit_ep_attr_valid(attr)) return WEFT_PLUGIN_ERR_INVALID;
     size_t context_space = weft_kit_ep_attr_context_space(attr);
     *out = nullptr;
     auto *ep = new (std::nothrow) weft_fabric_ep();
-    if (!ep)
-        return WEFT_PLUGIN_ERR_NOMEM;
+    if (!ep) return WEFT_PLUGIN_ERR_NOMEM;
     if (weft_kit_ep_lock_init(&ep->lock, attr->serial) != 0) {
         delete ep;
         return WEFT_PLUGIN_ERR_NOMEM;
@@ -182,8 +166,7 @@ int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_f
      * bytes before the pointer it is given); the context is 64-byte aligned, and UCX's
      * request size keeps ucx_req aligned. */
     size_t wanted = ucx_context_space_wanted(fabric);
-    if (wanted != 0 && wanted <= context_space)
-        ep->ureq_offset = fabric->request_size;
+    if (wanted != 0 && wanted <= context_space) ep->ureq_offset = fabric->request_size;
     ucx_tag_params_init(ep);
 
     ucp_worker_params_t wp{};
@@ -206,10 +189,8 @@ int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_f
     return WEFT_PLUGIN_OK;
 }
 
-int ucx_ep_close(weft_fabric_ep_t *ep)
-{
-    if (!ep)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ucx_ep_close(weft_fabric_ep_t *ep) {
+    if (!ep) return WEFT_PLUGIN_ERR_INVALID;
     weft_fabric *fabric = ep->fabric;
     /* Every posted operation still gets its one completion: receives as CANCELED, sends
      * on force-closed connections with the status UCX gives them. */
@@ -251,8 +232,7 @@ int ucx_ep_close(weft_fabric_ep_t *ep)
     {
         std::lock_guard<std::mutex> g(fabric->lock);
         weft_kit_list_unlink(&ep->link);
-        if (keep)
-            ++fabric->kept_workers;
+        if (keep) ++fabric->kept_workers;
     }
     if (keep) {
         /* UCX still holds sends that were completed as canceled (orphaned): destroying
@@ -268,16 +248,14 @@ int ucx_ep_close(weft_fabric_ep_t *ep)
     }
     ucp_worker_destroy(ep->worker);
     WEFT_KIT_LIST_FOREACH(it, &ep->zombies) /* no callback can name them any more */
-        delete ucx_peer_of(it);
+    delete ucx_peer_of(it);
     weft_kit_ep_lock_destroy(&ep->lock);
     delete ep;
     return WEFT_PLUGIN_OK;
 }
 
-int ucx_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len)
-{
-    if (!ep || !len)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ucx_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len) {
+    if (!ep || !len) return WEFT_PLUGIN_ERR_INVALID;
     ucp_address_t *addr;
     size_t addr_len;
     ucs_status_t status;
@@ -286,24 +264,19 @@ int ucx_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len)
         status = ucp_worker_get_address(ep->worker, &addr, &addr_len);
     }
     if (status != UCS_OK) {
-        ucx_log(ep->fabric, WEFT_LOG_ERROR, "ucp_worker_get_address: %s",
-                ucs_status_string(status));
+        ucx_log(ep->fabric, WEFT_LOG_ERROR, "ucp_worker_get_address: %s", ucs_status_string(status));
         return ucx_status_to_plugin(status);
     }
     /* Too small: *len tells the caller how much to give. */
     unsigned char *payload = weft_kit_addr_write(&ucx_address_format, 0, buf, len, addr_len);
-    if (payload)
-        memcpy(payload, addr, addr_len);
+    if (payload) memcpy(payload, addr, addr_len);
     WEFT_KIT_EP_GUARD(g, &ep->lock);
     ucp_worker_release_address(ep->worker, addr);
     return payload ? WEFT_PLUGIN_OK : WEFT_PLUGIN_ERR_INVALID;
 }
 
-int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
-                   weft_fabric_peer_t **out)
-{
-    if (!ep || !address || !out)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len, weft_fabric_peer_t **out) {
+    if (!ep || !address || !out) return WEFT_PLUGIN_ERR_INVALID;
     *out = nullptr;
     char why[256];
     const unsigned char *worker_address =
@@ -313,8 +286,7 @@ int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
         return WEFT_PLUGIN_ERR_UNREACHABLE;
     }
     auto *peer = new (std::nothrow) weft_fabric_peer();
-    if (!peer)
-        return WEFT_PLUGIN_ERR_NOMEM;
+    if (!peer) return WEFT_PLUGIN_ERR_NOMEM;
 
     ucp_ep_params_t params{};
     /* Error mode NONE by default (shared memory usable); PEER on request
@@ -334,8 +306,7 @@ int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
     {
         WEFT_KIT_EP_GUARD(g, &ep->lock);
         status = ucp_ep_create(ep->worker, &params, &peer->uep);
-        if (status == UCS_OK)
-            weft_kit_list_push_front(&ep->peers, &peer->link);
+        if (status == UCS_OK) weft_kit_list_push_front(&ep->peers, &peer->link);
     }
     if (status != UCS_OK) {
         ucx_log(ep->fabric, WEFT_LOG_ERROR, "ucp_ep_create: %s", ucs_status_string(status));
@@ -346,10 +317,8 @@ int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
     return WEFT_PLUGIN_OK;
 }
 
-int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
-{
-    if (!ep || !peer)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer) {
+    if (!ep || !peer) return WEFT_PLUGIN_ERR_INVALID;
     if (peer->failed) {
         /* ep_peer_failed completed its sends already: nothing to flush, nothing to wait for. */
         ucx_failed_peer_close(ep, peer);
@@ -371,8 +340,7 @@ int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
         if (UCS_PTR_IS_PTR(sp)) {
             status = ucx_wait_request(ep, sp, deadline);
             if (status == UCS_INPROGRESS)
-                ucx_log(ep->fabric, WEFT_LOG_WARN,
-                        "ep_disconnect: flush did not finish within 5 s, closing forcibly");
+                ucx_log(ep->fabric, WEFT_LOG_WARN, "ep_disconnect: flush did not finish within 5 s, closing forcibly");
             ucx_request_release(ep, sp); /* UCX drops an unfinished flush on force close */
         }
         if (status != UCS_OK)
@@ -383,13 +351,10 @@ int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
     /* Flushed and idle: a normal close.  Otherwise force, which completes pending sends
      * with an error; a normal close would leave a rendezvous send nobody received attached
      * to the connection, and UCX asserts on that when the worker is destroyed. */
-    ucs_status_ptr_t sp =
-        ucx_peer_close_start(ep, peer, rc != WEFT_PLUGIN_OK || peer->pending_sends != 0);
+    ucs_status_ptr_t sp = ucx_peer_close_start(ep, peer, rc != WEFT_PLUGIN_OK || peer->pending_sends != 0);
     if (UCS_PTR_IS_PTR(sp)) {
-        ucs_status_t status = ucx_wait_request(
-            ep, sp, std::chrono::steady_clock::now() + UCX_DISCONNECT_TIMEOUT);
-        if (status == UCS_INPROGRESS)
-            ucx_log(ep->fabric, WEFT_LOG_WARN, "ep_disconnect: close did not finish in 5 s");
+        ucs_status_t status = ucx_wait_request(ep, sp, std::chrono::steady_clock::now() + UCX_DISCONNECT_TIMEOUT);
+        if (status == UCS_INPROGRESS) ucx_log(ep->fabric, WEFT_LOG_WARN, "ep_disconnect: close did not finish in 5 s");
         ucx_request_release(ep, sp);
     }
     ucx_peer_release(ep, peer);
@@ -400,8 +365,7 @@ int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
 namespace {
 
 /* Delivers the completions queued on ep (see ucx_done_push); n were delivered already. */
-__attribute__((noinline)) int ucx_ep_deliver_queued(weft_fabric_ep_t *ep, int n)
-{
+__attribute__((noinline)) int ucx_ep_deliver_queued(weft_fabric_ep_t *ep, int n) {
     weft_kit_link_t *head;
     {
         WEFT_KIT_EP_GUARD(g, &ep->lock);
@@ -428,67 +392,53 @@ __attribute__((noinline)) int ucx_ep_deliver_queued(weft_fabric_ep_t *ep, int n)
     return n;
 }
 
-__attribute__((noinline)) int ucx_ep_progress_locked(weft_fabric_ep_t *ep)
-{
+__attribute__((noinline)) int ucx_ep_progress_locked(weft_fabric_ep_t *ep) {
     {
         WEFT_KIT_MUTEX_GUARD(g, &ep->lock.mutex); /* a shared endpoint */
         ucp_worker_progress(ep->worker);
-        if (weft_kit_queue_empty(&ep->done))
-            return 0;
+        if (weft_kit_queue_empty(&ep->done)) return 0;
     }
     return ucx_ep_deliver_queued(ep, 0);
 }
 
-} // namespace
+}  // namespace
 
 /* Waiting threads call this in a loop, so the serial path keeps to what an idle poll needs:
  * the rest lives out of line, and this function saves one register instead of six. */
-int ucx_ep_progress(weft_fabric_ep_t *ep)
-{
-    if (ucs_unlikely(!ep->lock.serial))
-        return ucx_ep_progress_locked(ep);
+int ucx_ep_progress(weft_fabric_ep_t *ep) {
+    if (ucs_unlikely(!ep->lock.serial)) return ucx_ep_progress_locked(ep);
     ep->direct = 1;
     ep->delivered = 0;
     ucp_worker_progress(ep->worker);
     ep->direct = 0;
-    if (ucs_likely(weft_kit_queue_empty(&ep->done)))
-        return ep->delivered;
+    if (ucs_likely(weft_kit_queue_empty(&ep->done))) return ep->delivered;
     return ucx_ep_deliver_queued(ep, ep->delivered);
 }
 
-int ucx_ep_wait_fd(weft_fabric_ep_t *ep, int *fd)
-{
-    if (!ep || !fd)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ucx_ep_wait_fd(weft_fabric_ep_t *ep, int *fd) {
+    if (!ep || !fd) return WEFT_PLUGIN_ERR_INVALID;
     WEFT_KIT_EP_GUARD(g, &ep->lock);
     ucs_status_t status = ucp_worker_get_efd(ep->worker, fd);
-    if (status != UCS_OK)
-        ucx_log(ep->fabric, WEFT_LOG_WARN, "ucp_worker_get_efd: %s", ucs_status_string(status));
+    if (status != UCS_OK) ucx_log(ep->fabric, WEFT_LOG_WARN, "ucp_worker_get_efd: %s", ucs_status_string(status));
     return ucx_status_to_plugin(status);
 }
 
-int ucx_ep_arm(weft_fabric_ep_t *ep)
-{
-    if (!ep)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ucx_ep_arm(weft_fabric_ep_t *ep) {
+    if (!ep) return WEFT_PLUGIN_ERR_INVALID;
     WEFT_KIT_EP_GUARD(g, &ep->lock);
     if (!weft_kit_queue_empty(&ep->done))
         return WEFT_PLUGIN_ERR_AGAIN; /* completions wait for delivery: do not sleep */
     ucs_status_t status = ucp_worker_arm(ep->worker);
-    if (status == UCS_ERR_BUSY)
-        return WEFT_PLUGIN_ERR_AGAIN;
+    if (status == UCS_ERR_BUSY) return WEFT_PLUGIN_ERR_AGAIN;
     return ucx_status_to_plugin(status);
 }
 
-int ucx_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
-{
-    if (!ep || !peer)
-        return WEFT_PLUGIN_ERR_INVALID;
+int ucx_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer) {
+    if (!ep || !peer) return WEFT_PLUGIN_ERR_INVALID;
     {
         WEFT_KIT_EP_GUARD(g, &ep->lock);
-        if (peer->failed)
-            return WEFT_PLUGIN_OK; /* told before */
-        peer->failed = 1; /* from now on tag_send fails at once */
+        if (peer->failed) return WEFT_PLUGIN_OK; /* told before */
+        peer->failed = 1;                        /* from now on tag_send fails at once */
         if (ep->fabric->err_mode == UCP_ERR_HANDLING_MODE_PEER) {
             /* A forced close completes what UCX holds for the peer at once, through the send
              * callback (CANCELED, reported as PEER_FAILED), and sends the peer nothing.  Its
@@ -507,8 +457,7 @@ int ucx_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer)
              * few local rounds let it, so that fewer are orphaned (an orphan UCX still holds
              * keeps the worker at ep_close).  Callbacks only queue here (ep->direct is 0);
              * nothing waits for the peer. */
-            for (int i = 0; i < 4 && !weft_kit_list_empty(&peer->sends); ++i)
-                ucp_worker_progress(ep->worker);
+            for (int i = 0; i < 4 && !weft_kit_list_empty(&peer->sends); ++i) ucp_worker_progress(ep->worker);
         }
     }
     /* Mode NONE has no safe forced close (UCX would neither complete nor cancel the sends), so

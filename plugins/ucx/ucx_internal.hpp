@@ -24,44 +24,38 @@ struct ucx_req {
     weft_fabric_peer *peer; /* sends: the connection, for its pending-send count */
     uint64_t tag;
     size_t length;
-    int status;             /* WEFT_PLUGIN_* once the UCX callback has run */
-    int posted;             /* on the endpoint's posted-receive list (cancel finds it there) */
+    int status; /* WEFT_PLUGIN_* once the UCX callback has run */
+    int posted; /* on the endpoint's posted-receive list (cancel finds it there) */
     /* A send that ep_close completed itself (CANCELED) and released to UCX while UCX still
      * held it: the UCX callback, if it ever runs, must ignore it. */
     int orphaned;
-    int user_mem;           /* in the core's context space: never given back to UCX */
+    int user_mem; /* in the core's context space: never given back to UCX */
 };
 
-inline ucx_req *ucx_req_of(weft_kit_link_t *link)
-{
-    return WEFT_KIT_CONTAINER_OF(link, ucx_req, link);
-}
+inline ucx_req *ucx_req_of(weft_kit_link_t *link) { return WEFT_KIT_CONTAINER_OF(link, ucx_req, link); }
 
 /* Returns a finished request's memory to UCX, unless it is the core's. */
-inline void ucx_req_free(ucx_req *req)
-{
-    if (!req->user_mem)
-        ucp_request_free(req);
+inline void ucx_req_free(ucx_req *req) {
+    if (!req->user_mem) ucp_request_free(req);
 }
 
 struct weft_fabric {
     const weft_plugin_host_t *host;
     ucp_context_h context;
-    uint32_t flags;          /* WEFT_FABRIC_CAP_* */
-    size_t address_size;     /* bound reported by query; measured on the first query */
+    uint32_t flags;      /* WEFT_FABRIC_CAP_* */
+    size_t address_size; /* bound reported by query; measured on the first query */
     /* Error-handling mode of every UCP endpoint (WEFT_UCX_ERROR_MODE, see ucx_fabric_init):
      * UCP_ERR_HANDLING_MODE_NONE (default, allows shared memory) or _PEER. */
     ucp_err_handling_mode_t err_mode;
-    std::mutex lock;         /* the endpoint list: endpoints open/close from any thread */
-    weft_kit_list_t eps;     /* open endpoints (weft_fabric_ep::link) */
-    size_t kept_workers;     /* workers kept at ep_close (sends in flight): no ucp_cleanup */
-    size_t request_size;     /* UCX's ucp_request_t (ucp_context_query), 0 when unknown */
+    std::mutex lock;     /* the endpoint list: endpoints open/close from any thread */
+    weft_kit_list_t eps; /* open endpoints (weft_fabric_ep::link) */
+    size_t kept_workers; /* workers kept at ep_close (sends in flight): no ucp_cleanup */
+    size_t request_size; /* UCX's ucp_request_t (ucp_context_query), 0 when unknown */
 };
 
 /* The context space receives can use (weft_fabric_caps_t::context_space): UCX's request, then
  * our ucx_req, aligned by UCX's request size; 0 when UCX did not say its size. */
-inline size_t ucx_context_space_wanted(const weft_fabric *fabric)
-{
+inline size_t ucx_context_space_wanted(const weft_fabric *fabric) {
     size_t rsz = fabric->request_size;
     return rsz != 0 && rsz % alignof(ucx_req) == 0 ? rsz + sizeof(ucx_req) : 0;
 }
@@ -69,10 +63,10 @@ inline size_t ucx_context_space_wanted(const weft_fabric *fabric)
 struct weft_fabric_peer {
     ucp_ep_h uep;
     weft_fabric_ep *owner;
-    ucs_status_t failure;    /* set by UCX's error handler: the peer is gone */
-    size_t pending_sends;    /* sends UCX has not completed yet */
-    weft_kit_list_t sends;   /* those sends (ucx_req::link), newest first */
-    int closed;              /* disconnected, kept (on ep->zombies) until pending_sends is 0 */
+    ucs_status_t failure;  /* set by UCX's error handler: the peer is gone */
+    size_t pending_sends;  /* sends UCX has not completed yet */
+    weft_kit_list_t sends; /* those sends (ucx_req::link), newest first */
+    int closed;            /* disconnected, kept (on ep->zombies) until pending_sends is 0 */
     /* ep_peer_failed: the core says the process is dead.  Sends fail at once, nothing waits
      * for it.  In mode PEER uep was force-closed then (nullptr; close_req, if any, is
      * released at disconnect); in mode NONE uep stays open while UCX may hold sends we
@@ -80,7 +74,7 @@ struct weft_fabric_peer {
     int failed;
     void *close_req;
     size_t held_orphans;
-    weft_kit_link_t link;    /* on its endpoint's peers or zombies */
+    weft_kit_link_t link; /* on its endpoint's peers or zombies */
 };
 
 /* The fields the send, receive and progress paths use keep the offsets they had before the
@@ -123,11 +117,10 @@ struct weft_fabric_ep {
      * and whose UCX callback has not run yet.  Non-zero at ep_close: UCX 1.13 cannot cancel
      * them, so the worker is kept, not destroyed (see ucx_ep_close). */
     size_t orphans;
-    weft_kit_link_t link;    /* on the fabric's eps, or (kept at ep_close) on the kept list */
+    weft_kit_link_t link; /* on the fabric's eps, or (kept at ep_close) on the kept list */
 };
 
-inline weft_fabric_peer *ucx_peer_of(weft_kit_link_t *link)
-{
+inline weft_fabric_peer *ucx_peer_of(weft_kit_link_t *link) {
     return WEFT_KIT_CONTAINER_OF(link, weft_fabric_peer, link);
 }
 
@@ -136,14 +129,12 @@ constexpr const char *UCX_PLUGIN_NAME = "ucx";
 /* The address we hand out is the kit's header ("WUCX", version 1, info 0) followed by the
  * UCP worker address, so that ep_connect rejects another fabric's address or junk instead of
  * letting UCX unpack garbage. */
-constexpr weft_kit_addr_format_t ucx_address_format = {UCX_PLUGIN_NAME,
-                                                       WEFT_KIT_MAGIC('W', 'U', 'C', 'X'), 1, 1,
+constexpr weft_kit_addr_format_t ucx_address_format = {UCX_PLUGIN_NAME, WEFT_KIT_MAGIC('W', 'U', 'C', 'X'), 1, 1,
                                                        SIZE_MAX - WEFT_KIT_ADDR_HEADER_SIZE};
 
 int ucx_status_to_plugin(ucs_status_t status);
 /* The same, with UCS_OK (every completion on the hot path) decided inline. */
-inline int ucx_status_to_plugin_fast(ucs_status_t status)
-{
+inline int ucx_status_to_plugin_fast(ucs_status_t status) {
     return ucs_likely(status == UCS_OK) ? WEFT_PLUGIN_OK : ucx_status_to_plugin(status);
 }
 /* ucx_log(fabric, level, fmt, ...): one line to Weft's log through the fabric's host. */
@@ -151,8 +142,7 @@ inline int ucx_status_to_plugin_fast(ucs_status_t status)
     weft_kit_logf((fabric) ? (fabric)->host : nullptr, level, UCX_PLUGIN_NAME, __VA_ARGS__)
 
 /* Queue a finished request on its endpoint (called from UCX callbacks, under the guard). */
-inline void ucx_done_push(weft_fabric_ep *ep, ucx_req *req)
-{
+inline void ucx_done_push(weft_fabric_ep *ep, ucx_req *req) {
     if (ep->posting) {
         req->link.next = ep->inline_head;
         ep->inline_head = &req->link;
@@ -161,52 +151,42 @@ inline void ucx_done_push(weft_fabric_ep *ep, ucx_req *req)
     weft_kit_queue_push(&ep->done, &req->link);
 }
 
-inline void ucx_send_link(weft_fabric_peer *peer, ucx_req *req)
-{
+inline void ucx_send_link(weft_fabric_peer *peer, ucx_req *req) {
     weft_kit_list_push_front(&peer->sends, &req->link);
     ++peer->pending_sends;
 }
 
-inline void ucx_send_unlink(weft_fabric_peer *peer, ucx_req *req)
-{
+inline void ucx_send_unlink(weft_fabric_peer *peer, ucx_req *req) {
     weft_kit_list_unlink(&req->link);
     --peer->pending_sends;
 }
 
-inline void ucx_posted_unlink(ucx_req *req)
-{
-    if (!req->posted)
-        return;
+inline void ucx_posted_unlink(ucx_req *req) {
+    if (!req->posted) return;
     weft_kit_list_unlink(&req->link);
     req->posted = 0;
 }
 
 /* Operations, one file per group. */
-int ucx_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why,
-                    size_t why_len);
+int ucx_fabric_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, size_t why_len);
 int ucx_fabric_finalize(weft_fabric_t *fabric);
 int ucx_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps);
 
-int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr,
-                weft_fabric_ep_t **ep);
+int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_fabric_ep_t **ep);
 int ucx_ep_close(weft_fabric_ep_t *ep);
 int ucx_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len);
-int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len,
-                   weft_fabric_peer_t **peer);
+int ucx_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len, weft_fabric_peer_t **peer);
 int ucx_ep_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
 int ucx_ep_progress(weft_fabric_ep_t *ep);
 int ucx_ep_wait_fd(weft_fabric_ep_t *ep, int *fd);
 int ucx_ep_arm(weft_fabric_ep_t *ep);
 int ucx_ep_peer_failed(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer);
 
-int ucx_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
-                     uint64_t tag);
-int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len,
-                 uint64_t tag, void *context);
-int ucx_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore,
+int ucx_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag);
+int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
                  void *context);
-int ucx_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found,
-                  uint64_t *msg_tag, size_t *msg_len);
+int ucx_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context);
+int ucx_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag, size_t *msg_len);
 int ucx_tag_cancel(weft_fabric_ep_t *ep, void *context);
 /* Fills ep->send_param and ep->recv_param (ep_open). */
 void ucx_tag_params_init(weft_fabric_ep_t *ep);

@@ -12,13 +12,16 @@
 #define VARIANT_UNRESOLVED 5 /* references a symbol nothing defines: dlopen fails */
 #define VARIANT_OPENS 6      /* opens; priority from TEST_PLUGIN_PRIORITY */
 #define VARIANT_QUEUE 7      /* a queue plugin: never selected as a fabric */
-#define VARIANT_ASKS 8       /* opens; asks for TEST_PLUGIN_CONTEXT_SPACE bytes of context space,
+#define VARIANT_ASKS \
+    8 /* opens; asks for TEST_PLUGIN_CONTEXT_SPACE bytes of context space,
                                 claiming ABI minor TEST_PLUGIN_ABI_MINOR */
 #ifndef TEST_PLUGIN_ABI_MINOR
 #define TEST_PLUGIN_ABI_MINOR WEFT_PLUGIN_ABI_MINOR
 #endif
 
-struct weft_fabric { int unused; };
+struct weft_fabric {
+    int unused;
+};
 __attribute__((unused)) static struct weft_fabric the_fabric;
 
 #if TEST_PLUGIN_VARIANT == VARIANT_UNRESOLVED
@@ -41,7 +44,10 @@ static int t_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *
     return WEFT_PLUGIN_OK;
 #endif
 }
-static int t_finalize(weft_fabric_t *f) { (void)f; return WEFT_PLUGIN_OK; }
+static int t_finalize(weft_fabric_t *f) {
+    (void)f;
+    return WEFT_PLUGIN_OK;
+}
 static int t_query(weft_fabric_t *f, weft_fabric_caps_t *caps) {
     (void)f;
     caps->max_message_size = 1;
@@ -54,29 +60,66 @@ static int t_query(weft_fabric_t *f, weft_fabric_caps_t *caps) {
 }
 /* The loader tests never communicate: the remaining operations refuse. */
 static int t_ep_open(weft_fabric_t *f, const weft_fabric_ep_attr_t *a, weft_fabric_ep_t **ep) {
-    (void)f; (void)a; (void)ep;
+    (void)f;
+    (void)a;
+    (void)ep;
     return WEFT_PLUGIN_ERR_UNSUPPORTED;
 }
-static int t_ep(weft_fabric_ep_t *ep) { (void)ep; return WEFT_PLUGIN_ERR_UNSUPPORTED; }
-static int t_addr(weft_fabric_ep_t *ep, void *b, size_t *l) { (void)ep; (void)b; (void)l; return WEFT_PLUGIN_ERR_UNSUPPORTED; }
+static int t_ep(weft_fabric_ep_t *ep) {
+    (void)ep;
+    return WEFT_PLUGIN_ERR_UNSUPPORTED;
+}
+static int t_addr(weft_fabric_ep_t *ep, void *b, size_t *l) {
+    (void)ep;
+    (void)b;
+    (void)l;
+    return WEFT_PLUGIN_ERR_UNSUPPORTED;
+}
 static int t_connect(weft_fabric_ep_t *ep, const void *a, size_t l, weft_fabric_peer_t **p) {
-    (void)ep; (void)a; (void)l; (void)p;
+    (void)ep;
+    (void)a;
+    (void)l;
+    (void)p;
     return WEFT_PLUGIN_ERR_UNSUPPORTED;
 }
-static int t_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *p) { (void)ep; (void)p; return WEFT_PLUGIN_ERR_UNSUPPORTED; }
-__attribute__((unused)) static int t_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *p, const void *b, size_t l, uint64_t t, void *c) {
-    (void)ep; (void)p; (void)b; (void)l; (void)t; (void)c;
+static int t_disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *p) {
+    (void)ep;
+    (void)p;
+    return WEFT_PLUGIN_ERR_UNSUPPORTED;
+}
+__attribute__((unused)) static int t_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *p, const void *b, size_t l,
+                                          uint64_t t, void *c) {
+    (void)ep;
+    (void)p;
+    (void)b;
+    (void)l;
+    (void)t;
+    (void)c;
     return WEFT_PLUGIN_ERR_UNSUPPORTED;
 }
 static int t_recv(weft_fabric_ep_t *ep, void *b, size_t l, uint64_t t, uint64_t i, void *c) {
-    (void)ep; (void)b; (void)l; (void)t; (void)i; (void)c;
+    (void)ep;
+    (void)b;
+    (void)l;
+    (void)t;
+    (void)i;
+    (void)c;
     return WEFT_PLUGIN_ERR_UNSUPPORTED;
 }
 static int t_probe(weft_fabric_ep_t *ep, uint64_t t, uint64_t i, int *f, uint64_t *mt, size_t *ml) {
-    (void)ep; (void)t; (void)i; (void)f; (void)mt; (void)ml;
+    (void)ep;
+    (void)t;
+    (void)i;
+    (void)f;
+    (void)mt;
+    (void)ml;
     return WEFT_PLUGIN_ERR_UNSUPPORTED;
 }
-static int t_cancel(weft_fabric_ep_t *ep, void *c) { (void)ep; (void)c; return WEFT_PLUGIN_ERR_UNSUPPORTED; }
+static int t_cancel(weft_fabric_ep_t *ep, void *c) {
+    (void)ep;
+    (void)c;
+    return WEFT_PLUGIN_ERR_UNSUPPORTED;
+}
 
 __attribute__((unused)) /* the no-symbol variant exports nothing that uses it */
 static const weft_fabric_ops_v1_t ops = {
@@ -112,7 +155,10 @@ __attribute__((visibility("default"))) const weft_plugin_v1_t weft_plugin_v1 = {
 #else
     WEFT_PLUGIN_KIND_FABRIC,
 #endif
-    TEST_PLUGIN_NAME, "test", TEST_PLUGIN_PRIORITY, &ops};
+    TEST_PLUGIN_NAME,
+    "test",
+    TEST_PLUGIN_PRIORITY,
+    &ops};
 #else
 __attribute__((visibility("default"))) int weft_plugin_v2_not_this = 1;
 #endif

@@ -22,8 +22,8 @@ TEST(RequestSpace, RoundsToTheHotLineAndCaps) {
     EXPECT_EQ(weft::request_space_for(0), 16u);
     EXPECT_EQ(weft::request_space_for(16), 16u);
     EXPECT_EQ(weft::request_space_for(17), 80u);
-    EXPECT_EQ(weft::request_space_for(32), 80u);   // FI_CONTEXT2
-    EXPECT_EQ(weft::request_space_for(336), 336u); // UCX 1.13: exactly, as before
+    EXPECT_EQ(weft::request_space_for(32), 80u);    // FI_CONTEXT2
+    EXPECT_EQ(weft::request_space_for(336), 336u);  // UCX 1.13: exactly, as before
     EXPECT_EQ(weft::request_space_for(337), 400u);
     EXPECT_EQ(weft::request_space_for(WEFT_FABRIC_CONTEXT_SPACE_MAX), weft::request_space_max);
     EXPECT_EQ(weft::request_space_for(1u << 20), weft::request_space_max);

@@ -50,67 +50,52 @@ const char usage_text[] =
     "(fabric: every test but Queue*; queue: only Queue*; Multiprocess.* are the\n"
     "multi-process checks).  Exit status: 0 nothing failed, 1 failures, 2 usage error.\n";
 
-int usage_error(const std::string &why)
-{
-    fprintf(stderr, "weft-conformance: %s\n(weft-conformance --help for the options)\n",
-            why.c_str());
+int usage_error(const std::string &why) {
+    fprintf(stderr, "weft-conformance: %s\n(weft-conformance --help for the options)\n", why.c_str());
     return exit_usage;
 }
 
-bool is_queue_suite(const std::string &suite)
-{
+bool is_queue_suite(const std::string &suite) {
     /* Parameterised suites are "Prefix/Suite". */
     auto slash = suite.rfind('/');
     std::string base = slash == std::string::npos ? suite : suite.substr(slash + 1);
     return base.rfind("Queue", 0) == 0;
 }
 
-std::string dir_of(const std::string &path)
-{
+std::string dir_of(const std::string &path) {
     auto slash = path.rfind('/');
-    if (slash == std::string::npos)
-        return ".";
+    if (slash == std::string::npos) return ".";
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-std::string absolute(const std::string &path)
-{
-    if (path.empty() || path[0] == '/')
-        return path;
+std::string absolute(const std::string &path) {
+    if (path.empty() || path[0] == '/') return path;
     char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof(cwd)))
-        return path;
+    if (!getcwd(cwd, sizeof(cwd))) return path;
     std::string p = path;
-    while (p.rfind("./", 0) == 0)
-        p.erase(0, 2);
+    while (p.rfind("./", 0) == 0) p.erase(0, 2);
     return std::string(cwd) + "/" + p;
 }
 
-bool is_file(const std::string &path)
-{
+bool is_file(const std::string &path) {
     struct stat st;
     return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* <libdir>/weft, libdir being where the libweft.so this program runs with lies (as the loader
  * in core/loader/loader.cpp finds it). */
-std::string libweft_plugin_dir(std::string *libweft)
-{
+std::string libweft_plugin_dir(std::string *libweft) {
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void *>(&weft_init), &info) == 0 || !info.dli_fname)
-        return {};
+    if (dladdr(reinterpret_cast<void *>(&weft_init), &info) == 0 || !info.dli_fname) return {};
     char resolved[PATH_MAX];
     std::string lib = realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
-    if (libweft)
-        *libweft = lib;
+    if (libweft) *libweft = lib;
     return dir_of(lib) + "/weft";
 }
 
 /* Resolves NAME|PATH to a plugin file.  Returns "" with why filled when there is none. */
-std::string resolve_plugin(const std::string &kind, const std::string &value, std::string &why)
-{
-    if (value.find('/') != std::string::npos ||
-        (value.size() > 3 && value.compare(value.size() - 3, 3, ".so") == 0)) {
+std::string resolve_plugin(const std::string &kind, const std::string &value, std::string &why) {
+    if (value.find('/') != std::string::npos || (value.size() > 3 && value.compare(value.size() - 3, 3, ".so") == 0)) {
         std::string path = absolute(value);
         if (!is_file(path)) {
             why = kind + " plugin file " + value + " does not exist (or is not a file)";
@@ -118,8 +103,7 @@ std::string resolve_plugin(const std::string &kind, const std::string &value, st
         }
         return path;
     }
-    const std::string file = kind == "queue" ? "libweft-queue-" + value + ".so"
-                                             : "libweft-" + value + ".so";
+    const std::string file = kind == "queue" ? "libweft-queue-" + value + ".so" : "libweft-" + value + ".so";
     std::vector<std::pair<std::string, std::string>> dirs; /* directory, where it came from */
     const char *env = getenv("WEFT_PLUGIN_PATH");
     if (env) {
@@ -127,36 +111,29 @@ std::string resolve_plugin(const std::string &kind, const std::string &value, st
         size_t start = 0;
         while (start <= s.size()) {
             size_t end = s.find(':', start);
-            if (end == std::string::npos)
-                end = s.size();
-            if (end > start)
-                dirs.emplace_back(s.substr(start, end - start), "from WEFT_PLUGIN_PATH");
+            if (end == std::string::npos) end = s.size();
+            if (end > start) dirs.emplace_back(s.substr(start, end - start), "from WEFT_PLUGIN_PATH");
             start = end + 1;
         }
     }
     std::string libweft;
     std::string own = libweft_plugin_dir(&libweft);
-    if (!own.empty())
-        dirs.emplace_back(own, "next to " + libweft);
+    if (!own.empty()) dirs.emplace_back(own, "next to " + libweft);
     for (auto &[dir, from] : dirs) {
         std::string path = dir + "/" + file;
-        if (is_file(path))
-            return absolute(path);
+        if (is_file(path)) return absolute(path);
     }
     why = kind + " plugin \"" + value + "\" not found: no file " + file + " in";
-    for (auto &[dir, from] : dirs)
-        why += "\n  " + dir + " (" + from + ")";
-    if (dirs.empty())
-        why += " any directory";
+    for (auto &[dir, from] : dirs) why += "\n  " + dir + " (" + from + ")";
+    if (dirs.empty()) why += " any directory";
     why += std::string("\nWEFT_PLUGIN_PATH is ") + (env ? "\"" + std::string(env) + "\"" : "not set") +
-           "; add the directory holding " + file + " to it, or pass the plugin file's path";
+        "; add the directory holding " + file + " to it, or pass the plugin file's path";
     /* The other kind under that name: a common slip. */
-    const std::string other = kind == "queue" ? "libweft-" + value + ".so"
-                                              : "libweft-queue-" + value + ".so";
+    const std::string other = kind == "queue" ? "libweft-" + value + ".so" : "libweft-queue-" + value + ".so";
     for (auto &[dir, from] : dirs)
         if (is_file(dir + "/" + other)) {
-            why += "\n(" + dir + "/" + other + " is there: use --" +
-                   (kind == "queue" ? "fabric" : "queue") + " " + value + " for it)";
+            why += "\n(" + dir + "/" + other + " is there: use --" + (kind == "queue" ? "fabric" : "queue") + " " +
+                value + " for it)";
             break;
         }
     return {};
@@ -164,8 +141,7 @@ std::string resolve_plugin(const std::string &kind, const std::string &value, st
 
 /* Reads the descriptor of a plugin file.  Returns false with why when it is no loadable Weft
  * plugin; the library stays loaded (the harness loads the same file next). */
-bool read_descriptor(const std::string &path, const weft_plugin_v1_t **out, std::string &why)
-{
+bool read_descriptor(const std::string &path, const weft_plugin_v1_t **out, std::string &why) {
     dlerror();
     void *dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
@@ -175,18 +151,16 @@ bool read_descriptor(const std::string &path, const weft_plugin_v1_t **out, std:
     }
     auto *desc = static_cast<const weft_plugin_v1_t *>(dlsym(dl, WEFT_PLUGIN_SYMBOL));
     if (!desc) {
-        why = "does not export the symbol " WEFT_PLUGIN_SYMBOL
-              " (is it a Weft plugin built against weft/plugin.h?)";
+        why = "does not export the symbol " WEFT_PLUGIN_SYMBOL " (is it a Weft plugin built against weft/plugin.h?)";
         return false;
     }
     if (desc->abi_major != WEFT_PLUGIN_ABI_MAJOR) {
-        why = "built for plugin ABI " + std::to_string(desc->abi_major) + "." +
-              std::to_string(desc->abi_minor) + ", this Weft needs ABI " +
-              std::to_string(WEFT_PLUGIN_ABI_MAJOR) + ".x; rebuild the plugin against this Weft";
+        why = "built for plugin ABI " + std::to_string(desc->abi_major) + "." + std::to_string(desc->abi_minor) +
+            ", this Weft needs ABI " + std::to_string(WEFT_PLUGIN_ABI_MAJOR) +
+            ".x; rebuild the plugin against this Weft";
         return false;
     }
-    if (!desc->name || !desc->ops ||
-        (desc->kind != WEFT_PLUGIN_KIND_FABRIC && desc->kind != WEFT_PLUGIN_KIND_QUEUE)) {
+    if (!desc->name || !desc->ops || (desc->kind != WEFT_PLUGIN_KIND_FABRIC && desc->kind != WEFT_PLUGIN_KIND_QUEUE)) {
         why = "malformed plugin descriptor (name, ops or kind missing)";
         return false;
     }
@@ -196,18 +170,15 @@ bool read_descriptor(const std::string &path, const weft_plugin_v1_t **out, std:
 
 /* The GoogleTest filter restricted to one kind's suites: the user's positive patterns stay,
  * every suite of the other kind joins the negative ones. */
-std::string kind_filter(const std::string &user, bool queue)
-{
+std::string kind_filter(const std::string &user, bool queue) {
     std::string positive = user, negative;
     if (auto dash = user.find('-'); dash != std::string::npos) {
         positive = user.substr(0, dash);
         negative = user.substr(dash + 1);
     }
-    if (positive.empty())
-        positive = "*";
+    if (positive.empty()) positive = "*";
     auto add = [&](const std::string &p) { negative += (negative.empty() ? "" : ":") + p; };
-    if (!queue)
-        add("Queue*");
+    if (!queue) add("Queue*");
     const ::testing::UnitTest &u = *::testing::UnitTest::GetInstance();
     for (int i = 0; i < u.total_test_suite_count(); ++i) {
         std::string suite = u.GetTestSuite(i)->name();
@@ -218,23 +189,19 @@ std::string kind_filter(const std::string &user, bool queue)
     return positive + "-" + negative;
 }
 
-bool parse_int(const std::string &s, int lo, int hi, int &out)
-{
+bool parse_int(const std::string &s, int lo, int hi, int &out) {
     char *end = nullptr;
     long v = strtol(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0' || v < lo || v > hi)
-        return false;
+    if (s.empty() || *end != '\0' || v < lo || v > hi) return false;
     out = static_cast<int>(v);
     return true;
 }
 
-} // namespace
+}  // namespace
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     for (int i = 1; i < argc; ++i)
-        if (strcmp(argv[i], "--mp-worker") == 0)
-            return kit::mp_worker_main(argc, argv);
+        if (strcmp(argv[i], "--mp-worker") == 0) return kit::mp_worker_main(argc, argv);
     for (int i = 1; i < argc; ++i)
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             fputs(usage_text, stdout);
@@ -253,8 +220,7 @@ int main(int argc, char **argv)
         auto value_of = [&](const char *name) -> int {
             std::string n = name;
             if (arg == n) {
-                if (i + 1 >= argc)
-                    return -1;
+                if (i + 1 >= argc) return -1;
                 val = argv[++i];
                 return 1;
             }
@@ -267,13 +233,10 @@ int main(int argc, char **argv)
         int r;
         if ((r = value_of("--fabric")) || (r = value_of("--queue"))) {
             std::string k = arg.rfind("--fabric", 0) == 0 ? "fabric" : "queue";
-            if (r < 0)
-                return usage_error("--" + k + " needs a plugin name or path");
+            if (r < 0) return usage_error("--" + k + " needs a plugin name or path");
             if (!kind.empty())
-                return usage_error("give one plugin: --" + kind + " " + value + " and --" + k +
-                                   " " + val);
-            if (val.empty())
-                return usage_error("--" + k + " needs a plugin name or path");
+                return usage_error("give one plugin: --" + kind + " " + value + " and --" + k + " " + val);
+            if (val.empty()) return usage_error("--" + k + " needs a plugin name or path");
             kind = k;
             value = val;
         } else if ((r = value_of("--np"))) {
@@ -308,8 +271,7 @@ int main(int argc, char **argv)
     }
     if (!positional.empty()) {
         if (!kind.empty())
-            return usage_error("unexpected argument '" + positional + "' (the plugin is given by --" +
-                               kind + ")");
+            return usage_error("unexpected argument '" + positional + "' (the plugin is given by --" + kind + ")");
         kind = "fabric";
         value = positional;
     }
@@ -322,15 +284,13 @@ int main(int argc, char **argv)
     const std::string user_filter = GTEST_FLAG_GET(filter);
     const bool queue = kind == "queue";
     if (GTEST_FLAG_GET(list_tests)) { /* GoogleTest lists and runs nothing */
-        if (!kind.empty())
-            GTEST_FLAG_SET(filter, kind_filter(user_filter, queue));
+        if (!kind.empty()) GTEST_FLAG_SET(filter, kind_filter(user_filter, queue));
         return RUN_ALL_TESTS();
     }
     std::vector<std::string> mp_checks;
     if (kind != "queue" && multiprocess)
         for (const std::string &c : kit::mp_check_names())
-            if (kit::filter_matches(user_filter, c))
-                mp_checks.push_back(c);
+            if (kit::filter_matches(user_filter, c)) mp_checks.push_back(c);
 
     if (list) {
         /* Without a plugin: the tests of either kind. */
@@ -342,18 +302,15 @@ int main(int argc, char **argv)
                 const ::testing::TestInfo &t = *s.GetTestInfo(j);
                 std::string name = std::string(s.name()) + "." + t.name();
                 bool disabled = name.find("DISABLED_") != std::string::npos;
-                if (kit::filter_matches(filter, name) &&
-                    (!disabled || GTEST_FLAG_GET(also_run_disabled_tests)))
+                if (kit::filter_matches(filter, name) && (!disabled || GTEST_FLAG_GET(also_run_disabled_tests)))
                     printf("%s\n", name.c_str());
             }
         }
-        for (const std::string &c : mp_checks)
-            printf("%s\n", c.c_str());
+        for (const std::string &c : mp_checks) printf("%s\n", c.c_str());
         return 0;
     }
 
-    if (kind.empty())
-        return usage_error("no plugin given: --fabric NAME|PATH or --queue NAME|PATH");
+    if (kind.empty()) return usage_error("no plugin given: --fabric NAME|PATH or --queue NAME|PATH");
 
     std::string why;
     kit::Target target;
@@ -383,12 +340,10 @@ int main(int argc, char **argv)
     /* The descriptor as the harness loaded it (the harness refuses a wrong kind or ABI too). */
     if (queue) {
         conformance::queue_plugin_select(target.path);
-        if (const weft_plugin_v1_t *d = conformance::queue_plugin().desc)
-            desc = d;
+        if (const weft_plugin_v1_t *d = conformance::queue_plugin().desc) desc = d;
     } else {
         conformance::plugin_select(target.path);
-        if (const weft_plugin_v1_t *d = conformance::plugin().desc)
-            desc = d;
+        if (const weft_plugin_v1_t *d = conformance::plugin().desc) desc = d;
     }
     if (desc) {
         target.name = desc->name;

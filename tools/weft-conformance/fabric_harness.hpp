@@ -19,7 +19,7 @@ namespace conformance {
 
 struct LoadedPlugin {
     std::string path;
-    std::string error;                   /* why loading failed; empty when loaded */
+    std::string error; /* why loading failed; empty when loaded */
     const weft_plugin_v1_t *desc = nullptr;
     const weft_fabric_ops_v1_t *ops = nullptr;
 };
@@ -52,7 +52,7 @@ struct Op {
 enum class Inside { nothing, progress, post, disconnect, close, peer_failed, other };
 
 void complete_record(void *context, const weft_fabric_completion_t *c);
-int completion_violations();   /* completions from a place the contract forbids */
+int completion_violations(); /* completions from a place the contract forbids */
 void completion_violations_reset();
 
 struct Endpoint {
@@ -62,7 +62,7 @@ struct Endpoint {
 
 /* A fabric with two connected endpoints a and b (a_to_b: peer of a for b, and so on). */
 class FabricTest : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override;
     void TearDown() override;
 
@@ -73,20 +73,16 @@ protected:
     void close_endpoint(Endpoint &e);
     /* ep_disconnect on a helper thread while this one progresses the other endpoints (and
      * `also`): a flush may need the peer to answer, as it would in another process. */
-    int disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer,
-                   std::vector<weft_fabric_ep_t *> also = {});
+    int disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, std::vector<weft_fabric_ep_t *> also = {});
 
     Op &new_op();
     /* Post, retrying while the plugin says AGAIN; the result is the final return code. */
-    int send(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len,
-             uint64_t tag, Op &op);
+    int send(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag, Op &op);
     /* One tag_send, no retry (AGAIN comes back to the caller). */
-    int send_once(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len,
-                  uint64_t tag, Op &op);
+    int send_once(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag, Op &op);
     int recv(const Endpoint &on, void *buf, size_t len, uint64_t tag, uint64_t ignore, Op &op);
     int cancel(const Endpoint &on, Op &op);
-    int probe(const Endpoint &on, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag,
-              size_t *msg_len);
+    int probe(const Endpoint &on, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag, size_t *msg_len);
     /* ep_peer_failed (ABI minor 4), which may complete the peer's sends itself.  has_peer_failed:
      * false where the plugin's table lacks it (NULL, or a minor before 4, whose table is too
      * short to read the field from). */
@@ -97,8 +93,7 @@ protected:
     int progress_all();
     int progress_one(const Endpoint &e);
     /* Progress only e until pred() holds; false on timeout. */
-    bool progress_one_until(const Endpoint &e, const std::function<bool()> &pred,
-                            std::chrono::milliseconds timeout);
+    bool progress_one_until(const Endpoint &e, const std::function<bool()> &pred, std::chrono::milliseconds timeout);
     /* Progress until pred() holds; false on timeout. */
     bool progress_until(const std::function<bool()> &pred,
                         std::chrono::milliseconds timeout = std::chrono::seconds(20));
@@ -111,9 +106,9 @@ protected:
     size_t context_space_ = 0;
     Endpoint a_, b_;
     weft_fabric_peer_t *a_to_b_ = nullptr, *b_to_a_ = nullptr;
-    std::vector<weft_fabric_ep_t *> open_;      /* endpoints progress_all drives */
-    std::deque<Op> ops_;                        /* every op posted (stable addresses) */
-    std::vector<Op *> posted_;                  /* ops whose post returned OK */
+    std::vector<weft_fabric_ep_t *> open_; /* endpoints progress_all drives */
+    std::deque<Op> ops_;                   /* every op posted (stable addresses) */
+    std::vector<Op *> posted_;             /* ops whose post returned OK */
     std::vector<std::pair<weft_fabric_ep_t *, weft_fabric_peer_t *>> peers_;
 };
 
@@ -122,6 +117,6 @@ void pattern_fill(uint8_t *p, size_t n, uint32_t seed);
 /* Index of the first wrong byte, or n when all are right. */
 size_t pattern_check(const uint8_t *p, size_t n, uint32_t seed);
 
-} // namespace conformance
+}  // namespace conformance
 
 #endif

@@ -6,18 +6,14 @@
 namespace conformance {
 namespace {
 
-void require_plugin()
-{
-    if (plugin().path.empty())
-        GTEST_SKIP() << plugin().error;
+void require_plugin() {
+    if (plugin().path.empty()) GTEST_SKIP() << plugin().error;
     ASSERT_TRUE(plugin().error.empty()) << plugin().error;
 }
 
-TEST(Plugin, DescriptorIsComplete)
-{
+TEST(Plugin, DescriptorIsComplete) {
     require_plugin();
-    if (IsSkipped())
-        return;
+    if (IsSkipped()) return;
     const weft_plugin_v1_t &d = *plugin().desc;
     EXPECT_EQ(d.abi_major, static_cast<uint32_t>(WEFT_PLUGIN_ABI_MAJOR));
     EXPECT_LE(d.abi_minor, static_cast<uint32_t>(WEFT_PLUGIN_ABI_MINOR));
@@ -47,17 +43,14 @@ TEST(Plugin, DescriptorIsComplete)
 
 /* plugin.h: init may run again after finalize (weft-info opens each fabric twice, and this
  * kit opens one per test), never while a fabric of the plugin is open. */
-TEST(Plugin, InitFinalizeRepeatedly)
-{
+TEST(Plugin, InitFinalizeRepeatedly) {
     require_plugin();
-    if (IsSkipped())
-        return;
+    if (IsSkipped()) return;
     for (int i = 0; i < 3; ++i) {
         weft_fabric_t *f = nullptr;
         char why[256] = "";
         int rc = plugin().ops->init(host(), &f, why, sizeof(why));
-        if (rc != WEFT_PLUGIN_OK && i == 0)
-            GTEST_SKIP() << "cannot open here: " << why;
+        if (rc != WEFT_PLUGIN_OK && i == 0) GTEST_SKIP() << "cannot open here: " << why;
         ASSERT_EQ(rc, WEFT_PLUGIN_OK) << "init #" << i + 1 << " after a finalize failed: " << why;
         ASSERT_NE(f, nullptr) << "init #" << i + 1;
         EXPECT_EQ(plugin().ops->finalize(f), WEFT_PLUGIN_OK) << "finalize #" << i + 1;
@@ -66,8 +59,7 @@ TEST(Plugin, InitFinalizeRepeatedly)
 
 using Caps = FabricTest;
 
-TEST_F(Caps, QueryHonoursStructSize)
-{
+TEST_F(Caps, QueryHonoursStructSize) {
     EXPECT_GT(caps_.max_message_size, 64u << 20) << "suite sends 64 MiB messages";
     EXPECT_GT(caps_.max_address_size, 0u);
     if (caps_.flags & WEFT_FABRIC_CAP_WAIT_FD) {
@@ -85,8 +77,7 @@ TEST_F(Caps, QueryHonoursStructSize)
         ASSERT_EQ(buf[i], 0xa5) << "query wrote byte " << i << " past struct_size";
 }
 
-TEST_F(Caps, ContextSpaceAskedIsWithinTheMaximum)
-{
+TEST_F(Caps, ContextSpaceAskedIsWithinTheMaximum) {
     if (plugin().desc->abi_minor < 7)
         GTEST_SKIP() << "ABI 1." << plugin().desc->abi_minor << ": caps.context_space came with 1.7";
     EXPECT_LE(caps_.context_space, static_cast<size_t>(WEFT_FABRIC_CONTEXT_SPACE_MAX))
@@ -94,14 +85,12 @@ TEST_F(Caps, ContextSpaceAskedIsWithinTheMaximum)
     printf("context space: asks %zu bytes, offered %zu\n", caps_.context_space, context_space_);
 }
 
-TEST_F(Caps, AddressTooSmallReportsLength)
-{
+TEST_F(Caps, AddressTooSmallReportsLength) {
     size_t len = 1;
     uint8_t one[1];
     int rc = ops().ep_address(a_.ep, one, &len);
     EXPECT_TRUE(rc == WEFT_PLUGIN_ERR_INVALID || rc == WEFT_PLUGIN_ERR_NOMEM)
-        << "ep_address with a too-small buffer answered " << rc
-        << ", not WEFT_PLUGIN_ERR_INVALID (or ERR_NOMEM)";
+        << "ep_address with a too-small buffer answered " << rc << ", not WEFT_PLUGIN_ERR_INVALID (or ERR_NOMEM)";
     EXPECT_EQ(len, a_.address.size()) << "a too-small buffer must report the needed length";
     len = a_.address.size();
     std::vector<uint8_t> again(len);
@@ -109,13 +98,12 @@ TEST_F(Caps, AddressTooSmallReportsLength)
     EXPECT_EQ(again, a_.address) << "an endpoint's address must be stable";
 }
 
-TEST_F(Caps, BadAddressIsRejected)
-{
+TEST_F(Caps, BadAddressIsRejected) {
     weft_fabric_peer_t *peer = nullptr;
     EXPECT_NE(ops().ep_connect(a_.ep, b_.address.data(), 0, &peer), WEFT_PLUGIN_OK);
     const uint8_t junk[4] = {1, 2, 3, 4};
     EXPECT_NE(ops().ep_connect(a_.ep, junk, sizeof(junk), &peer), WEFT_PLUGIN_OK);
 }
 
-} // namespace
-} // namespace conformance
+}  // namespace
+}  // namespace conformance
