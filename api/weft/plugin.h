@@ -31,7 +31,8 @@
  *   A plugin built for a newer minor than the core's loads too: the core uses the part of its
  *   table it knows.  ABI history: 1.0 fabrics; 1.1 global kernels (kernel_*); 1.2 queue
  *   plugins and WEFT_PLUGIN_ERR_NO_DEVICE; 1.3 queue_create / queue_destroy; 1.4
- *   ep_peer_failed and stats; 1.5 tag_send_now; 1.6 weft_fabric_ep_attr_t.context_space. */
+ *   ep_peer_failed and stats; 1.5 tag_send_now; 1.6 weft_fabric_ep_attr_t.context_space; 1.7
+ *   weft_fabric_caps_t.context_space (the fabric asks for its context space). */
 #ifndef WEFT_PLUGIN_H
 #define WEFT_PLUGIN_H
 
@@ -45,7 +46,7 @@ extern "C" {
 #endif
 
 #define WEFT_PLUGIN_ABI_MAJOR 1
-#define WEFT_PLUGIN_ABI_MINOR 6
+#define WEFT_PLUGIN_ABI_MINOR 7
 
 /* Return codes of plugin operations.  Negative: failure; the core maps them to WEFT_ERR_*. */
 enum {
@@ -166,7 +167,22 @@ typedef struct weft_fabric_caps {
     size_t eager_size;
     /* Upper bound of ep_address's length: the core's buffer for it (4096 when 0). */
     size_t max_address_size;
+    /* ABI minor 7: bytes of context space (weft_fabric_ep_attr_t::context_space) the fabric
+     * wants at the start of every operation context, 0 for none.  The core lays its requests
+     * out around it (the query at init decides, for every endpoint): ep_open's
+     * attr->context_space is then at least this much, or at least
+     * WEFT_FABRIC_CONTEXT_SPACE_MAX when more was asked (the fabric keeps the rest of its
+     * state elsewhere).  Write it only when struct_size covers it: an older core passes a
+     * shorter struct, and gives what it gives regardless (336 bytes from a 1.6 core, none
+     * from an older one). */
+    size_t context_space;
 } weft_fabric_caps_t;
+
+/* The size of weft_fabric_caps_t before ABI minor 7. */
+#define WEFT_FABRIC_CAPS_SIZE_V1_6 offsetof(weft_fabric_caps_t, context_space)
+
+/* The most context space a fabric can count on, whatever caps.context_space asks. */
+#define WEFT_FABRIC_CONTEXT_SPACE_MAX 512
 
 /* How an operation ended, passed to the endpoint's completion callback. */
 typedef struct weft_fabric_completion {
@@ -207,7 +223,12 @@ typedef struct weft_fabric_ep_attr {
      * operation's completion has been delivered (complete() was called for it).  A fabric
      * may keep its per-operation state there instead of allocating it (libfabric's
      * FI_CONTEXT2 does the same with 32 bytes).  The bytes are not initialized, and the core
-     * may reuse them as soon as complete() returns. */
+     * may reuse them as soon as complete() returns.
+     * How much: since ABI minor 7, at least what the fabric asked in caps.context_space, up
+     * to WEFT_FABRIC_CONTEXT_SPACE_MAX (the core rounds up, so it may be a little more).  A
+     * plugin built for minor 6, which cannot ask, gets 336 bytes, what 1.6 cores gave every
+     * plugin; one built for an older minor gets none (it cannot read the field).  Use the
+     * amount given here, not the one asked: an older core gives 336 bytes or none. */
     size_t context_space;
 } weft_fabric_ep_attr_t;
 

@@ -66,12 +66,12 @@ int post(coll_sched &s, const coll_step &st, request &r) {
         weft_fabric_peer_t *peer = nullptr;
         if (int e = comm_peer(c, 0, st.peer, 0, &peer)) return e;
         uint64_t bits = match_bits(s.ctx, 0, static_cast<uint32_t>(c.rank), static_cast<uint32_t>(s.tag));
-        while ((rc = v.ops->tag_send(v.ep, peer, st.src, st.n, bits, &r)) == WEFT_PLUGIN_ERR_AGAIN)
+        while ((rc = v.ops->tag_send(v.ep, peer, st.src, st.n, bits, request_context(r))) == WEFT_PLUGIN_ERR_AGAIN)
             v.ops->ep_progress(v.ep);
     } else {
         r.op = request::kind::recv;
         uint64_t bits = match_bits(s.ctx, 0, static_cast<uint32_t>(st.peer), static_cast<uint32_t>(s.tag));
-        while ((rc = v.ops->tag_recv(v.ep, st.dst, st.n, bits, 0, &r)) == WEFT_PLUGIN_ERR_AGAIN)
+        while ((rc = v.ops->tag_recv(v.ep, st.dst, st.n, bits, 0, request_context(r))) == WEFT_PLUGIN_ERR_AGAIN)
             v.ops->ep_progress(v.ep);
     }
     if (rc != WEFT_PLUGIN_OK)
@@ -154,7 +154,7 @@ bool advance(coll_sched &s) {
             continue;
         }
         if (ncomm > s.reqs_cap) {
-            s.reqs.reset(new request[ncomm]);
+            s.reqs.reset(new local_request[ncomm]);
             s.reqs_cap = ncomm;
         }
         for (size_t i = 0; i < ncomm; ++i) {
@@ -221,7 +221,7 @@ void coll_sched_abort(coll_sched &s) {
         request &r = s.reqs[i];
         if (r.op != request::kind::recv || r.failing || r.complete.load(std::memory_order_acquire)) continue;
         r.failing = true;
-        if (v.ops->cancel(v.ep, &r) != WEFT_PLUGIN_OK) r.failing = false;
+        if (v.ops->cancel(v.ep, request_context(r)) != WEFT_PLUGIN_OK) r.failing = false;
     }
 }
 

@@ -47,7 +47,7 @@ struct coll_sched {
 
     // Execution state.
     size_t round = 0;
-    std::unique_ptr<request[]> reqs;  // one per send/recv of the largest round
+    std::unique_ptr<local_request[]> reqs;  // one per send/recv of the largest round
     size_t reqs_cap = 0;
     size_t posted = 0;  // requests of the current round in flight
     bool started = false;

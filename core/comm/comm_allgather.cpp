@@ -22,7 +22,7 @@ int comm_internal_allgather(comm &c, const void *in, size_t bytes, void *out) {
     for (int step = 0; step < n - 1; ++step) {
         size_t send_block = static_cast<size_t>((c.rank - step + n) % n);
         size_t recv_block = static_cast<size_t>((c.rank - step - 1 + 2 * n) % n);
-        request rr, sr;
+        local_request rr, sr;
         rr.endpoint = sr.endpoint = c.local[0];
         p2p_buffer rb{base + recv_block * bytes, bytes, byte, bytes};
         p2p_buffer sb{base + send_block * bytes, bytes, byte, bytes};

@@ -44,7 +44,7 @@ __attribute__((always_inline)) inline int post_send(comm &c, size_t li, int dest
     weft_fabric_peer_t *peer = nullptr;
     int rc = comm_peer(c, li, dest, dst_idx, &peer);
     if (rc == WEFT_SUCCESS) {
-        while ((rc = v.ops->tag_send(v.ep, peer, data, b.bytes, bits, &r)) == WEFT_PLUGIN_ERR_AGAIN)
+        while ((rc = v.ops->tag_send(v.ep, peer, data, b.bytes, bits, request_context(r))) == WEFT_PLUGIN_ERR_AGAIN)
             v.ops->ep_progress(v.ep);
         if (rc != WEFT_PLUGIN_OK)
             rc = fail(plugin_error(rc), "send to rank %d: the fabric refused the message (code %d)", dest, rc);
@@ -86,7 +86,7 @@ __attribute__((always_inline)) inline int post_recv(comm &c, size_t li, int sour
     vci &v = *c.local[li];
     v.enter();
     int rc;
-    while ((rc = v.ops->tag_recv(v.ep, data, b.bytes, bits, ignore, &r)) == WEFT_PLUGIN_ERR_AGAIN)
+    while ((rc = v.ops->tag_recv(v.ep, data, b.bytes, bits, ignore, request_context(r))) == WEFT_PLUGIN_ERR_AGAIN)
         v.ops->ep_progress(v.ep);
     if (__builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0)) recheck_failures(v, c, source);
     v.leave();
@@ -119,7 +119,7 @@ void p2p_fail_if_peer_dead(request &r) {
     vci_drain(v);  // what the dead sent before dying may still be on its way in
     if (!r.complete.load(std::memory_order_acquire)) {
         r.failing = true;
-        if (v.ops->cancel(v.ep, &r) != WEFT_PLUGIN_OK) r.failing = false;
+        if (v.ops->cancel(v.ep, request_context(r)) != WEFT_PLUGIN_OK) r.failing = false;
     }
     v.leave();
 }
@@ -200,7 +200,7 @@ void hold_type(request &r, weft_datatype type, const p2p_op &op) {
 int do_send(const p2p_op &op, int dest, int tag) {
     stream_use use(op.s);
     if (use.conflict()) return conflict("send");
-    request r;
+    local_request r;
     r.endpoint = op.c->local[op.li];
     if (int rc = p2p_post_send(*op.c, op.li, dest, op.peer_idx, op.c->context_id, tag, op.b, r)) return rc;
     p2p_wait_local(r);
@@ -210,7 +210,7 @@ int do_send(const p2p_op &op, int dest, int tag) {
 int do_recv(const p2p_op &op, int source, int tag, weft_status *status) {
     stream_use use(op.s);
     if (use.conflict()) return conflict("recv");
-    request r;
+    local_request r;
     r.endpoint = op.c->local[op.li];
     if (int rc = p2p_post_recv(*op.c, op.li, source, op.peer_idx, op.c->context_id, tag, op.b, r)) return rc;
     p2p_wait_local(r);
@@ -336,7 +336,7 @@ extern "C" int weft_send(const void *buf, size_t count, weft_datatype type, int 
     if (__builtin_expect(fast_args(handle, type, count, buf, dest, tag, c, t, bytes), 1)) {
         // A send the fabric finishes at once needs no request, completion or wait.
         if (int rc = p2p_send_now(*c, dest, tag, buf, bytes); rc <= 0) return rc;
-        request r;
+        local_request r;
         r.endpoint = c->local[0];
         p2p_buffer b{buf, count, t, bytes};
         if (int rc = post_send(*c, 0, dest, 0, c->context_id, tag, b, r)) return rc;
@@ -354,7 +354,7 @@ extern "C" int weft_recv(void *buf, size_t count, weft_datatype type, int source
     const datatype *t;
     size_t bytes;
     if (__builtin_expect(fast_args(handle, type, count, buf, source, tag, c, t, bytes), 1)) {
-        request r;
+        local_request r;
         r.endpoint = c->local[0];
         p2p_buffer b{buf, count, t, bytes};
         if (int rc = post_recv(*c, 0, source, 0, c->context_id, tag, b, r)) return rc;
@@ -431,7 +431,7 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
         rc = comm_peer(c, 0, peer, 0, &p);
         if (__builtin_expect(rc == WEFT_SUCCESS, 1)) {
             uint64_t bits = match_bits(c.context_id, 0, static_cast<uint32_t>(c.rank), static_cast<uint32_t>(tag));
-            while ((rc = v.ops->tag_send(v.ep, p, buf, bytes, bits, r)) == WEFT_PLUGIN_ERR_AGAIN)
+            while ((rc = v.ops->tag_send(v.ep, p, buf, bytes, bits, request_context(*r))) == WEFT_PLUGIN_ERR_AGAIN)
                 v.ops->ep_progress(v.ep);
             if (__builtin_expect(rc != WEFT_PLUGIN_OK, 0))
                 rc = fail(plugin_error(rc), "send to rank %d: the fabric refused the message (code %d)", peer, rc);
@@ -444,7 +444,8 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
         r->user_count = bytes;
         r->type = nullptr;
         uint64_t bits = match_bits(c.context_id, 0, static_cast<uint32_t>(peer), static_cast<uint32_t>(tag));
-        while ((rc = v.ops->tag_recv(v.ep, const_cast<void *>(buf), bytes, bits, 0, r)) == WEFT_PLUGIN_ERR_AGAIN)
+        while ((rc = v.ops->tag_recv(v.ep, const_cast<void *>(buf), bytes, bits, 0, request_context(*r))) ==
+               WEFT_PLUGIN_ERR_AGAIN)
             v.ops->ep_progress(v.ep);
         if (__builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0)) recheck_failures(v, c, peer);
         if (__builtin_expect(rc != WEFT_PLUGIN_OK, 0))

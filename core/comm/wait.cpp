@@ -268,7 +268,7 @@ extern "C" int weft_cancel(weft_request *handle) {
     if (r->op != request::kind::recv || done(r)) return WEFT_SUCCESS;
     vci &v = *r->endpoint;
     v.enter();
-    int rc = v.ops->cancel(v.ep, r);
+    int rc = v.ops->cancel(v.ep, request_context(*r));
     v.leave();
     // NOT_FOUND: it matched meanwhile; the wait will report a normal completion.
     if (rc != WEFT_PLUGIN_OK && rc != WEFT_PLUGIN_ERR_NOT_FOUND)

@@ -97,6 +97,9 @@ int read_endpoint_config(runtime &r) {
 // ones open when a stream first takes them.
 int open_implicit_endpoints(runtime &r) {
     bool multiple = r.thread_level == WEFT_THREAD_MULTIPLE;
+    // Requests are laid out around the context space the fabric asked for (the loader's
+    // answer for plugins too old to ask), before any endpoint, and so any pool, exists.
+    request_space_set(r.fabric.caps.context_space);
     r.vcis.clear();
     r.vcis.resize(r.num_implicit + r.num_reserved);
     r.explicit_taken.assign(r.num_reserved, false);

@@ -51,6 +51,11 @@ bool is_plugin_file_name(const std::string &file, std::string &name) {
     return true;
 }
 
+// The context space every 1.6 core gave (weft_fabric_ep_attr_t::context_space): a plugin built
+// for minor 6 may count on it, and cannot ask for it (weft_fabric_caps_t::context_space came
+// with minor 7).
+constexpr size_t context_space_abi_1_6 = 336;
+
 // Size of the fabric ops table as defined by each minor version of ABI 1, so that a plugin
 // built against an older header is never read past the end of its table.
 size_t fabric_ops_size_for_minor(uint32_t minor) {
@@ -62,6 +67,7 @@ size_t fabric_ops_size_for_minor(uint32_t minor) {
         offsetof(weft_fabric_ops_v1_t, tag_send_now),    // minor 4: + ep_peer_failed, stats
         sizeof(weft_fabric_ops_v1_t),                    // minor 5: + tag_send_now
         sizeof(weft_fabric_ops_v1_t),                    // minor 6: ep attr context_space
+        sizeof(weft_fabric_ops_v1_t),                    // minor 7: caps context_space
     };
     constexpr uint32_t known = sizeof(sizes) / sizeof(sizes[0]);
     return minor < known ? sizes[minor] : sizeof(weft_fabric_ops_v1_t);
@@ -253,6 +259,9 @@ int loader_open_fabric(const fabric_preference &pref, const std::string &source,
             p.fabric_ops.finalize(fabric);
             return false;
         }
+        // Plugins older than minor 7 do not ask for context space: one built for minor 6 gets
+        // what 1.6 cores gave every plugin, an older one none (it cannot read the field).
+        if (p.desc->abi_minor < 7) out.caps.context_space = p.desc->abi_minor == 6 ? context_space_abi_1_6 : 0;
         log(WEFT_LOG_INFO, "fabric %s %s selected (%s)", f.name.c_str(), p.desc->version ? p.desc->version : "",
             f.path.c_str());
         return true;

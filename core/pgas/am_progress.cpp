@@ -163,7 +163,7 @@ void start_rndv(am_kernel &k, const am_packet &p, const void *packet, size_t len
     e->r.endpoint = k.v;
     vci &v = *k.v;
     int rc;
-    while ((rc = v.ops->tag_recv(v.ep, dst, p.payload_bytes, bits, 0, &e->r)) == WEFT_PLUGIN_ERR_AGAIN)
+    while ((rc = v.ops->tag_recv(v.ep, dst, p.payload_bytes, bits, 0, request_context(e->r))) == WEFT_PLUGIN_ERR_AGAIN)
         v.ops->ep_progress(v.ep);
     if (rc != WEFT_PLUGIN_OK) {
         std::free(e->staging);
@@ -280,7 +280,8 @@ int am_post_rx(am_kernel &k, am_rx &rx) {
     rx.r.endpoint = k.v;
     vci &v = *k.v;
     int rc;
-    while ((rc = v.ops->tag_recv(v.ep, rx.buf, am_max_packet, bits, ignore, &rx.r)) == WEFT_PLUGIN_ERR_AGAIN)
+    while ((rc = v.ops->tag_recv(v.ep, rx.buf, am_max_packet, bits, ignore, request_context(rx.r))) ==
+           WEFT_PLUGIN_ERR_AGAIN)
         v.ops->ep_progress(v.ep);
     return rc == WEFT_PLUGIN_OK ? WEFT_SUCCESS
                                 : fail(plugin_error(rc), "pgas: the fabric refused a receive (code %d)", rc);

@@ -45,7 +45,7 @@ int am_post_send(am_kernel &k, uint32_t dst, const void *buf, size_t len, uint32
         r.endpoint = k.v;
         vci &v = *k.v;
         int rc;
-        while ((rc = v.ops->kernel_send(v.ep, dst, k.id, buf, len, &r)) == WEFT_PLUGIN_ERR_AGAIN)
+        while ((rc = v.ops->kernel_send(v.ep, dst, k.id, buf, len, request_context(r))) == WEFT_PLUGIN_ERR_AGAIN)
             v.ops->ep_progress(v.ep);
         if (rc != WEFT_PLUGIN_OK)
             return fail(plugin_error(rc), "active message to hardware kernel %u: the fabric refused it (code %d)", dst,
@@ -61,7 +61,8 @@ int am_post_send(am_kernel &k, uint32_t dst, const void *buf, size_t len, uint32
     r.endpoint = k.v;
     vci &v = *k.v;
     int rc;
-    while ((rc = v.ops->tag_send(v.ep, peer, buf, len, bits, &r)) == WEFT_PLUGIN_ERR_AGAIN) v.ops->ep_progress(v.ep);
+    while ((rc = v.ops->tag_send(v.ep, peer, buf, len, bits, request_context(r))) == WEFT_PLUGIN_ERR_AGAIN)
+        v.ops->ep_progress(v.ep);
     if (rc != WEFT_PLUGIN_OK)
         return fail(plugin_error(rc), "active message to kernel %u: the fabric refused it (code %d)", dst, rc);
     return WEFT_SUCCESS;

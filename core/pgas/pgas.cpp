@@ -111,7 +111,7 @@ void stop_kernel(am_kernel &k, bool linked) {
         hook->state = head;  // null once the last kernel left: the endpoint drops the hook
     }
     auto withdraw = [&](request &r) {
-        if (!r.complete.load(std::memory_order_acquire) && v.ops->cancel(v.ep, &r) != WEFT_PLUGIN_OK)
+        if (!r.complete.load(std::memory_order_acquire) && v.ops->cancel(v.ep, request_context(r)) != WEFT_PLUGIN_OK)
             log(WEFT_LOG_DEBUG, "pgas kernel %u: a receive could not be cancelled", k.id);
     };
     if (linked) {

@@ -31,12 +31,12 @@ constexpr uint32_t am_seq_mask = 0xFFF;  // rendezvous sequences 1..4095 (0: pac
 constexpr uint32_t am_hw_rank = 0xFFFFF;
 
 struct am_rx {
-    request r;
+    local_request r;
     uint64_t *buf = nullptr;  // am_max_packet bytes
 };
 
 struct am_tx {
-    request r;
+    local_request r;
     uint64_t *buf = nullptr;  // am_max_packet bytes
     bool busy = false;        // posted, completion not yet seen
     bool held = false;        // a caller waits for it: not reusable even once complete
@@ -45,7 +45,7 @@ struct am_tx {
 
 // A payload arriving as its own message after its header.
 struct am_rndv {
-    request r;
+    local_request r;
     uint64_t header[am_max_header_words];  // the packet's header words (the rx slot is reused)
     size_t header_len = 0;
     void *staging = nullptr;  // strided/vectored: packed bytes to scatter

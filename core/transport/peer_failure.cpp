@@ -101,7 +101,7 @@ void vci_apply_failures(vci &v) {
                                              : peer_failed_slow(g.world_ranks[static_cast<size_t>(r.peer)]);
         if (!hit) return;
         r.failing = true;
-        if (v.ops->cancel(v.ep, &r) != WEFT_PLUGIN_OK) r.failing = false;
+        if (v.ops->cancel(v.ep, request_context(r)) != WEFT_PLUGIN_OK) r.failing = false;
     });
     for (unsigned i = 0; i < v.nhooks; ++i)
         if (v.hooks[i].peer_failed != nullptr) v.hooks[i].peer_failed(v, v.hooks[i]);

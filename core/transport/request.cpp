@@ -11,8 +11,12 @@
 
 namespace weft {
 
+size_t g_request_space = request_line_offset;
+
+void request_space_set(size_t wanted) { g_request_space = request_space_for(wanted); }
+
 void request_on_complete(void *context, const weft_fabric_completion_t *c) {
-    auto *r = static_cast<request *>(context);
+    request *r = request_of_context(context);
     // A receive cancelled because its peer died (peer_failure.cpp) failed, it was not cancelled.
     r->fabric_status = __builtin_expect(c->status == WEFT_PLUGIN_ERR_CANCELED, 0) && r->failing
         ? WEFT_PLUGIN_ERR_PEER_FAILED
@@ -72,13 +76,22 @@ int request_finish(request &r, weft_status *status) {
 std::atomic<request_pool *> g_request_pools[1u << 12];
 
 request_pool::request_pool(uint32_t vci_index, vci *owner)
-    : vci_index_(vci_index), done_handle_(handle_make(handle_kind::request, vci_index, 0)), owner_(owner) {
+    : space_(g_request_space),
+      stride_((g_request_space + sizeof(request) + 63) / 64 * 64),
+      vci_index_(vci_index),
+      done_handle_(handle_make(handle_kind::request, vci_index, 0)),
+      owner_(owner) {
     if (vci_index_ < request_pool_max)
         g_request_pools[request_pool_key(vci_index_)].store(this, std::memory_order_release);
 }
 
 request_pool::~request_pool() {
-    for (auto &c : chunks_) delete[] c.load(std::memory_order_relaxed);
+    for (auto &a : chunks_) {
+        request *c = a.load(std::memory_order_relaxed);
+        if (c == nullptr) continue;
+        for (uint32_t i = 0; i < chunk; ++i) at(c, i)->~request();
+        ::operator delete (reinterpret_cast<char *>(c) - space_, std::align_val_t{64});
+    }
     if (vci_index_ < request_pool_max) {
         request_pool *self = this;
         g_request_pools[request_pool_key(vci_index_)].compare_exchange_strong(self, nullptr);
@@ -88,19 +101,21 @@ request_pool::~request_pool() {
 request *request_pool::grow() {
     uint32_t first = size_;
     if (first >= max_slots) return nullptr;
-    auto *c = new (std::nothrow) request[chunk];
-    if (c == nullptr) return nullptr;
+    void *mem = ::operator new (size_t{chunk} * stride_, std::align_val_t{64}, std::nothrow);
+    if (mem == nullptr) return nullptr;
+    auto *c = reinterpret_cast<request *>(static_cast<char *>(mem) + space_);
+    for (uint32_t i = 0; i < chunk; ++i) new (at(c, i)) request;
     // Chain the new chunk in slot order (slot 0, WEFT_REQUEST_NULL, is skipped).
     uint32_t base = first - first % chunk;
     request *head = nullptr;
     for (uint32_t i = chunk; i-- > first - base;) {
-        request &r = c[i];
+        request &r = *at(c, i);
         r.handle = handle_make(handle_kind::request, vci_index_, base + i);
         r.next_free = head;
         head = &r;
     }
     if (base == 0) {  // slot 0: the lightweight request of sends finished at once
-        request &lw = c[0];
+        request &lw = *c;
         lw.lightweight = true;
         lw.in_use = true;
         lw.op = request::kind::send;

@@ -19,20 +19,46 @@ struct peer_group;
 struct coll_sched;
 class request_pool;
 
-// Bytes at the start of every request that the fabric may use while it holds the operation
-// (weft_fabric_ep_attr_t::context_space), so that a receive allocates nothing in the fabric
-// either: UCX 1.13 keeps a request there (its 272-byte ucp_request_t and the plugin's 64-byte
-// state), exactly this much.  A fabric that needs more uses memory of its own.
-constexpr size_t request_fabric_space = 336;
+// The fabric's context space (weft_fabric_ep_attr_t::context_space): bytes right before every
+// request that the fabric may use while it holds the operation, so that a receive allocates
+// nothing in the fabric either (the UCX plugin keeps UCX's request and its own state there).
+// The fabric says how much it wants (weft_fabric_caps_t::context_space, asked at init); the
+// core gives that much rounded up to request_line_offset past a multiple of 64, so that the
+// fabric's context (the space's start) is 64-byte aligned while the request itself starts 16
+// bytes into a cache line, whose remaining 48 bytes hold its hot fields: the request of a
+// fabric that asks for 336 bytes (UCX 1.13: its 272-byte ucp_request_t and the plugin's
+// 64-byte state) shares one line with the end of that space, as when the core hard-wired 336.
+constexpr size_t request_line_offset = 16;
+// The most the core gives: WEFT_FABRIC_CONTEXT_SPACE_MAX, rounded as above.
+constexpr size_t request_space_max =
+    (WEFT_FABRIC_CONTEXT_SPACE_MAX + 63 - request_line_offset) / 64 * 64 + request_line_offset;
+// The space given for `wanted` (capped at WEFT_FABRIC_CONTEXT_SPACE_MAX).
+constexpr size_t request_space_for(size_t wanted) {
+    size_t w = wanted < WEFT_FABRIC_CONTEXT_SPACE_MAX ? wanted : WEFT_FABRIC_CONTEXT_SPACE_MAX;
+    return (w + 63 - request_line_offset) / 64 * 64 + request_line_offset;
+}
+static_assert(request_space_for(336) == 336 && request_space_for(0) == request_line_offset);
+static_assert(request_space_for(~size_t{0}) == request_space_max && request_space_max % 64 == request_line_offset);
+
+// The space every request of this process has before it: request_space_for(what the fabric
+// asked), set at init (request_space_set) before any endpoint opens; request_line_offset until
+// then.  One fabric per process, so one layout.  Hidden: read on every post and completion,
+// with one instruction (a default-visibility global costs a GOT load more).
+extern size_t g_request_space __attribute__((visibility("hidden")));
+void request_space_set(size_t wanted);
 
 // The fields are ordered by use, so that a receive touches two cache lines of its own past the
-// fabric's: the rest of the fabric's last line holds what every operation reads and writes,
-// the next line what receives and the pool add.  A window of 64 receives cycles through 64
-// requests, more memory than L1 holds with UCX's data, so each line more per request is a
-// miss more per message (perf showed the first touches of a request as the hot spots).
-struct request {
-    alignas(64) unsigned char fabric_space[request_fabric_space];  // first: the context points here
-    enum class kind : uint8_t { send, recv, done, coll };          // done: completed at post (PROC_NULL)
+// fabric's space: the rest of the space's last line holds what every operation reads and
+// writes, the next line what receives and the pool add.  A window of 64 receives cycles
+// through 64 requests, more memory than L1 holds with UCX's data, so each line more per
+// request is a miss more per message (perf showed the first touches of a request as the hot
+// spots).
+// A request never stands alone: the fabric's space must come before it.  Pools lay out their
+// requests with g_request_space before each (request_pool); a request anywhere else (on the
+// stack, in a collective's schedule, in a PGAS slot) is a local_request, which has room for
+// the largest space.  The context given to the fabric is request_context(r), never &r.
+struct alignas(request_line_offset) request {
+    enum class kind : uint8_t { send, recv, done, coll };  // done: completed at post (PROC_NULL)
     std::atomic<bool> complete{false};
     kind op = kind::send;
     bool in_use = false;
@@ -73,7 +99,37 @@ struct request {
 
     std::shared_ptr<const datatype> type_hold;  // derived types only (set extras with it)
     coll_sched *sched = nullptr;                // kind::coll: the nonblocking collective, owned
+
+  protected:
+    // Only as a local_request or in a pool: a request needs the space before it.
+    request() = default;
+    ~request() = default;
+    request(const request &) = delete;
+    request &operator=(const request &) = delete;
+    friend class request_pool;
 };
+// The hot fields fill the rest of the line, the receive fields the next.
+static_assert(offsetof(request, next_free) == 64 - request_line_offset);
+static_assert(offsetof(request, type_hold) == 128 - request_line_offset);
+
+// The fabric's context of r: the start of the space before it.
+inline void *request_context(request &r) { return reinterpret_cast<char *>(&r) - g_request_space; }
+// The request whose context the fabric gives back.
+inline request *request_of_context(void *context) {
+    return reinterpret_cast<request *>(static_cast<char *>(context) + g_request_space);
+}
+
+// Room for the largest space, then the request: a request outside the pools.  The space's
+// struct is byte-aligned, so that the request follows it at request_space_max, 16 bytes into a
+// line (aligned, it would round up to a whole line and misalign the context).
+struct local_request_space {
+    unsigned char bytes[request_space_max];
+};
+struct alignas(64) local_request : local_request_space, request {
+    local_request() = default;
+};
+static_assert(sizeof(local_request) == (request_space_max + sizeof(request) + 63) / 64 * 64,
+              "the request must follow the space at once");
 
 // Called by fabrics (weft_fabric_ep_attr_t::complete).
 void request_on_complete(void *context, const weft_fabric_completion_t *c);
@@ -114,6 +170,9 @@ constexpr weft_request request_next_generation(weft_request h) {
 
 // Per-endpoint pool of requests addressed by handle; used under the endpoint's serialization.
 // Free requests form an intrusive LIFO list; each request's handle is computed when released.
+// A chunk's slots are stride_ bytes apart, each g_request_space bytes of the fabric's space
+// then the request (64-byte aligned slots, so every context is), laid out when the chunk is
+// made from the space set at init.
 class request_pool {
   public:
     request_pool(uint32_t vci_index, vci *owner);
@@ -158,7 +217,7 @@ class request_pool {
         uint32_t slot = static_cast<uint32_t>(handle) & request_slot_mask;
         request *c = chunks_[slot / chunk].load(std::memory_order_acquire);
         if (c == nullptr) return nullptr;
-        request *r = &c[slot % chunk];
+        request *r = at(c, slot % chunk);
         return r->in_use && r->handle == handle ? r : nullptr;
     }
 
@@ -173,7 +232,7 @@ class request_pool {
     void for_each_in_use(F &&f) {
         for (uint32_t slot = 1; slot < size_; ++slot) {
             request *c = chunks_[slot / chunk].load(std::memory_order_relaxed);
-            if (c != nullptr && c[slot % chunk].in_use) f(c[slot % chunk]);
+            if (c != nullptr && at(c, slot % chunk)->in_use) f(*at(c, slot % chunk));
         }
     }
 
@@ -186,12 +245,19 @@ class request_pool {
   private:
     // Adds a chunk of requests to the free list; nullptr when all slots are used.
     request *grow();
+    // The i-th request of the chunk whose first request is c.
+    request *at(request *c, uint32_t i) const {
+        return reinterpret_cast<request *>(reinterpret_cast<char *>(c) + size_t{i} * stride_);
+    }
+    size_t space_;   // g_request_space when the pool was made
+    size_t stride_;  // bytes from one slot to the next: the space and a request, in whole lines
     uint32_t vci_index_;
     weft_request done_handle_;  // the lightweight request's (slot 0)
     vci *owner_;
     uint32_t size_ = 1;  // slots made; slot 0 is never allocated (the lightweight request)
     request *free_ = nullptr;
-    std::array<std::atomic<request *>, max_slots / chunk> chunks_{};  // owned (new[])
+    // Each chunk's first request (its memory starts space_ bytes before; owned).
+    std::array<std::atomic<request *>, max_slots / chunk> chunks_{};
 };
 
 // Resolves a request handle to its request (nullptr when invalid or freed).

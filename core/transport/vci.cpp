@@ -19,7 +19,8 @@ int vci_open(vci &v, const weft_fabric_ops_v1_t *ops, weft_fabric_t *fabric, boo
     // serial context, or v.cs), so the fabric never needs locks of its own.
     attr.serial = 1;
     attr.complete = request_on_complete;
-    attr.context_space = request_fabric_space;  // every context the core posts is a request
+    // Every context the core posts is a request's (request_context), with this much before it.
+    attr.context_space = g_request_space;
     int rc = ops->ep_open(fabric, &attr, &v.ep);
     if (rc != WEFT_PLUGIN_OK)
         return fail(plugin_error(rc), "fabric %s: opening endpoint %u failed (code %d)", r.fabric.plugin.name.c_str(),

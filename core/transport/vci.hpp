@@ -59,7 +59,7 @@ struct vci {
     // Sends abandoned after a process failed (a collective's, by coll_sched_abort) that the
     // fabric may still hold, with the scratch memory they read: kept until the endpoint closes.
     struct orphan {
-        std::unique_ptr<request[]> reqs;
+        std::unique_ptr<local_request[]> reqs;
         std::vector<std::unique_ptr<char[]>> data;
     };
     std::vector<orphan> orphans;

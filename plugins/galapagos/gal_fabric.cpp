@@ -301,6 +301,7 @@ int gal_query(weft_fabric_t *f, weft_fabric_caps_t *caps) {
     all.inject_size = 0;
     all.eager_size = SIZE_MAX / 2; /* no rendezvous: the receiver buffers what is unexpected */
     all.max_address_size = gal::address_bytes;
+    all.context_space = 0; /* per-operation state (gal_op) comes from the endpoint's free list */
     /* An older core passes a shorter struct: nothing past its struct_size is written. */
     return weft_kit_caps_write(caps, &all);
 }

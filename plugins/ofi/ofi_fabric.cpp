@@ -278,6 +278,7 @@ int ofi_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps) {
     c.inject_size = fabric->inject_size;
     c.eager_size = fabric->eager_size;
     c.max_address_size = fabric->address_size;
+    c.context_space = 0; /* per-operation state (fi_context2 included) lives in our op pool */
     return weft_kit_caps_write(caps, &c);
 }
 

@@ -165,8 +165,8 @@ int ucx_ep_open(weft_fabric_t *fabric, const weft_fabric_ep_attr_t *attr, weft_f
     /* UCX's request at the start of the context, our state after it (UCX wants request_size
      * bytes before the pointer it is given); the context is 64-byte aligned, and UCX's
      * request size keeps ucx_req aligned. */
-    size_t rsz = fabric->request_size;
-    if (rsz != 0 && rsz % alignof(ucx_req) == 0 && rsz + sizeof(ucx_req) <= context_space) ep->ureq_offset = rsz;
+    size_t wanted = ucx_context_space_wanted(fabric);
+    if (wanted != 0 && wanted <= context_space) ep->ureq_offset = fabric->request_size;
     ucx_tag_params_init(ep);
 
     ucp_worker_params_t wp{};

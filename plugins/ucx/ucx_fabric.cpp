@@ -200,6 +200,9 @@ int ucx_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps) {
     /* UCX_RNDV_THRESH=auto resolves per transport; 8 KiB is its shared-memory choice. */
     c.eager_size = 8192;
     c.max_address_size = fabric->address_size;
+    /* Room for a receive's UCX request and our state after it, in the core's context
+     * (ucx_ep_open checks what it got the same way). */
+    c.context_space = ucx_context_space_wanted(fabric);
     return weft_kit_caps_write(caps, &c);
 }
 

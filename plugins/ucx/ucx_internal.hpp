@@ -53,6 +53,13 @@ struct weft_fabric {
     size_t request_size; /* UCX's ucp_request_t (ucp_context_query), 0 when unknown */
 };
 
+/* The context space receives can use (weft_fabric_caps_t::context_space): UCX's request, then
+ * our ucx_req, aligned by UCX's request size; 0 when UCX did not say its size. */
+inline size_t ucx_context_space_wanted(const weft_fabric *fabric) {
+    size_t rsz = fabric->request_size;
+    return rsz != 0 && rsz % alignof(ucx_req) == 0 ? rsz + sizeof(ucx_req) : 0;
+}
+
 struct weft_fabric_peer {
     ucp_ep_h uep;
     weft_fabric_ep *owner;

@@ -134,6 +134,21 @@ TEST_F(Loader, ExclusionAndPriority) {
     EXPECT_EQ(open("thigh,^thigh", sel), WEFT_ERR_PLUGIN);
 }
 
+// The context space a plugin asks for (ABI 1.7) reaches the core's caps; older plugins cannot
+// ask: one built for 1.6 gets the 336 bytes 1.6 cores gave, an older one none.
+TEST_F(Loader, ContextSpaceAskedOrByMinor) {
+    for (auto [name, expected] : {std::pair<const char *, size_t>{"tasks7", 100}, {"tasks6", 336}, {"tasks5", 0}}) {
+        weft::fabric_preference pref;
+        std::string why;
+        ASSERT_TRUE(weft::loader_parse_preference(name, pref, why)) << why;
+        weft::fabric_open out;
+        ASSERT_EQ(weft::loader_open_fabric(pref, "WEFT_FABRIC", &host, out), WEFT_SUCCESS)
+            << weft::current_error_detail();
+        EXPECT_EQ(out.caps.context_space, expected) << name;
+        out.plugin.fabric_ops.finalize(out.fabric);
+    }
+}
+
 // Through the public API: weft_init fails, names what was tried, and leaves the process usable.
 TEST_F(Loader, InitFailsCleanly) {
     setenv("WEFT_FABRIC", "nonexistent", 1);

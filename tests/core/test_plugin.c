@@ -12,6 +12,12 @@
 #define VARIANT_UNRESOLVED 5 /* references a symbol nothing defines: dlopen fails */
 #define VARIANT_OPENS 6      /* opens; priority from TEST_PLUGIN_PRIORITY */
 #define VARIANT_QUEUE 7      /* a queue plugin: never selected as a fabric */
+#define VARIANT_ASKS \
+    8 /* opens; asks for TEST_PLUGIN_CONTEXT_SPACE bytes of context space,
+                                claiming ABI minor TEST_PLUGIN_ABI_MINOR */
+#ifndef TEST_PLUGIN_ABI_MINOR
+#define TEST_PLUGIN_ABI_MINOR WEFT_PLUGIN_ABI_MINOR
+#endif
 
 struct weft_fabric {
     int unused;
@@ -45,6 +51,11 @@ static int t_finalize(weft_fabric_t *f) {
 static int t_query(weft_fabric_t *f, weft_fabric_caps_t *caps) {
     (void)f;
     caps->max_message_size = 1;
+#if TEST_PLUGIN_VARIANT == VARIANT_ASKS
+    /* Written whatever the minor claimed: the core must ignore it below minor 7. */
+    if (caps->struct_size >= offsetof(weft_fabric_caps_t, context_space) + sizeof(size_t))
+        caps->context_space = TEST_PLUGIN_CONTEXT_SPACE;
+#endif
     return WEFT_PLUGIN_OK;
 }
 /* The loader tests never communicate: the remaining operations refuse. */
@@ -138,7 +149,7 @@ __attribute__((visibility("default"))) const weft_plugin_v1_t weft_plugin_v1 = {
 #else
     WEFT_PLUGIN_ABI_MAJOR,
 #endif
-    WEFT_PLUGIN_ABI_MINOR,
+    TEST_PLUGIN_ABI_MINOR,
 #if TEST_PLUGIN_VARIANT == VARIANT_QUEUE
     WEFT_PLUGIN_KIND_QUEUE,
 #else

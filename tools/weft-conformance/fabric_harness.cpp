@@ -129,6 +129,7 @@ void FabricTest::SetUp() {
     ASSERT_NE(fabric_, nullptr);
     caps_.struct_size = sizeof(caps_);
     ASSERT_EQ(ops().query(fabric_, &caps_), WEFT_PLUGIN_OK);
+    context_space_ = g_context_space != kContextSpaceAsked ? g_context_space : context_space_asked(caps_);
     a_ = open_endpoint();
     b_ = open_endpoint();
     ASSERT_NE(a_.ep, nullptr);
@@ -172,7 +173,7 @@ void FabricTest::TearDown() {
 
 Endpoint FabricTest::open_endpoint(int serial) {
     Endpoint e;
-    weft_fabric_ep_attr_t attr{sizeof(attr), serial, complete_record, g_context_space};
+    weft_fabric_ep_attr_t attr{sizeof(attr), serial, complete_record, context_space_};
     int rc = ops().ep_open(fabric_, &attr, &e.ep);
     EXPECT_EQ(rc, WEFT_PLUGIN_OK) << "ep_open";
     if (rc != WEFT_PLUGIN_OK) return Endpoint{};
@@ -233,7 +234,13 @@ int FabricTest::disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, std::
     return rc;
 }
 
-size_t g_context_space = 336;
+size_t g_context_space = kContextSpaceAsked;
+
+size_t context_space_asked(const weft_fabric_caps_t &caps) {
+    uint32_t minor = plugin().desc->abi_minor;
+    if (minor < 7) return minor == 6 ? 336 : 0;
+    return caps.context_space < kOpContextSpace ? caps.context_space : kOpContextSpace;
+}
 
 Op &FabricTest::new_op() {
     Op &op = ops_.emplace_back();

@@ -30,9 +30,14 @@ const LoadedPlugin &plugin();
 const weft_plugin_host_t *host();
 
 /* Every context the harness posts is an Op, which starts with the space that
- * weft_fabric_ep_attr_t::context_space promises (g_context_space of it is offered). */
-inline constexpr size_t kOpContextSpace = 512;
-extern size_t g_context_space; /* --context-space; default: what the Weft core gives (336) */
+ * weft_fabric_ep_attr_t::context_space promises (context_space_offered() of it is offered). */
+inline constexpr size_t kOpContextSpace = WEFT_FABRIC_CONTEXT_SPACE_MAX;
+/* --context-space N, or kContextSpaceAsked (the default): what the plugin asks for. */
+inline constexpr size_t kContextSpaceAsked = SIZE_MAX;
+extern size_t g_context_space;
+/* The context space the plugin asks for as the Weft core reads it: caps.context_space (ABI
+ * minor 7) up to WEFT_FABRIC_CONTEXT_SPACE_MAX; 336 for minor 6 (what 1.6 cores gave); 0 before. */
+size_t context_space_asked(const weft_fabric_caps_t &caps);
 
 /* One posted operation.  complete() fills it; calls counts deliveries (must end at 1). */
 struct Op {
@@ -97,6 +102,8 @@ class FabricTest : public ::testing::Test {
 
     weft_fabric_t *fabric_ = nullptr;
     weft_fabric_caps_t caps_{};
+    /* What every endpoint is offered: g_context_space, or exactly what the plugin asks. */
+    size_t context_space_ = 0;
     Endpoint a_, b_;
     weft_fabric_peer_t *a_to_b_ = nullptr, *b_to_a_ = nullptr;
     std::vector<weft_fabric_ep_t *> open_; /* endpoints progress_all drives */

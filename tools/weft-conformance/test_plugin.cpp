@@ -77,6 +77,14 @@ TEST_F(Caps, QueryHonoursStructSize) {
         ASSERT_EQ(buf[i], 0xa5) << "query wrote byte " << i << " past struct_size";
 }
 
+TEST_F(Caps, ContextSpaceAskedIsWithinTheMaximum) {
+    if (plugin().desc->abi_minor < 7)
+        GTEST_SKIP() << "ABI 1." << plugin().desc->abi_minor << ": caps.context_space came with 1.7";
+    EXPECT_LE(caps_.context_space, static_cast<size_t>(WEFT_FABRIC_CONTEXT_SPACE_MAX))
+        << "no core gives more than WEFT_FABRIC_CONTEXT_SPACE_MAX: keep the rest elsewhere";
+    printf("context space: asks %zu bytes, offered %zu\n", caps_.context_space, context_space_);
+}
+
 TEST_F(Caps, AddressTooSmallReportsLength) {
     size_t len = 1;
     uint8_t one[1];
