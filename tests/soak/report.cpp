@@ -14,8 +14,8 @@
 
 namespace soak {
 
-thread_local int tl_thread = -1;            // -1: the main thread
-thread_local char tl_where[256] = "setup";  // "round 12 p2p(sc_1)": prefixed to failures
+thread_local constinit int tl_thread = -1;            // -1: the main thread
+thread_local constinit char tl_where[256] = "setup";  // "round 12 p2p(sc_1)": prefixed to failures
 
 void fail(const char *fmt, ...) {
     char msg[3000];

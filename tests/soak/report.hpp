@@ -8,8 +8,8 @@
 
 namespace soak {
 
-extern thread_local int tl_thread;       // -1: the main thread
-extern thread_local char tl_where[256];  // "round 12 p2p(sc_1)": prefixed to failures
+extern thread_local constinit int tl_thread;       // -1: the main thread
+extern thread_local constinit char tl_where[256];  // "round 12 p2p(sc_1)": prefixed to failures
 
 [[noreturn]] void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

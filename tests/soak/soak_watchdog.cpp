@@ -9,7 +9,7 @@
 namespace soak {
 
 std::vector<std::unique_ptr<activity>> g_activity;
-thread_local activity *tl_activity = nullptr;
+thread_local constinit activity *tl_activity = nullptr;
 
 void watchdog::start(double seconds) {
     limit_ = seconds;

@@ -21,7 +21,10 @@ struct activity {
     std::atomic<bool> idle{false};
 };
 extern std::vector<std::unique_ptr<activity>> g_activity;  // one per thread, then the main thread's
-extern thread_local activity *tl_activity;
+// constinit: no dynamic initializer, so uses in other files read the variable directly instead of
+// through GCC's TLS wrapper; under UBSan, GCC 12 checked the wrapper's result with flags left over
+// from the wrapper's own test and reported a null pointer in every run (soak.cpp, ASan phase).
+extern thread_local constinit activity *tl_activity;
 
 class watchdog {
   public:
