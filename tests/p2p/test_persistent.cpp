@@ -9,6 +9,7 @@
 #include "error_detail.hpp"
 #include "p2p_env.hpp"
 #include "weft/weft_persist.h"
+#include "weft/weft_persist.hpp"
 
 using namespace p2p_test;
 using harness::detail;
@@ -497,6 +498,44 @@ TEST_P(Persistent, Misuse) {
     weft_request stale = r;
     ASSERT_EQ(weft_request_free(&r), 0);
     EXPECT_EQ(weft_start(&stale), WEFT_ERR_REQUEST);
+}
+
+// The C++ layer (weft_persist.hpp): the same exchange through PersistentRequest.
+TEST_P(Persistent, CxxLayer) {
+    std::vector<int> out(8), in(8);
+    weft::Comm c(comm_);
+    weft::PersistentRequest reqs[2];
+    if (multiplex()) {
+        reqs[0] = weft::stream_recv_init(c, in.data(), in.size(), WEFT_INT, peer_, 71, 1, 0);
+        reqs[1] = weft::stream_send_init(c, out.data(), out.size(), WEFT_INT, peer_, 71, 1, 0);
+    } else {
+        reqs[0] = weft::recv_init(c, std::span<int>(in), peer_, 71);
+        reqs[1] = weft::send_init(c, std::span<const int>(out), peer_, 71);
+    }
+    for (int run = 0; run < 5; ++run) {
+        std::fill(out.begin(), out.end(), run + 10 * world_rank());
+        weft::start_all(reqs);
+        weft::Status st = reqs[0].wait();
+        reqs[1].wait();
+        EXPECT_EQ(st.source(), peer_);
+        EXPECT_EQ(in[7], run + 10 * peer_);
+        EXPECT_TRUE(reqs[0].is_complete()) << "inactive";
+    }
+    int sum = 0, one = 1;
+    weft::PersistentRequest ar = weft::allreduce_init(c, &one, &sum, 1, WEFT_INT, WEFT_SUM);
+    for (int run = 0; run < 3; ++run) {
+        sum = 0;
+        ar.start();
+        ar.wait();
+        EXPECT_EQ(sum, world_size());
+    }
+    reqs[0].start();  // left active: the destructor cancels the receive and frees it
+    try {
+        reqs[0].start();
+        ADD_FAILURE() << "a second start must throw";
+    } catch (const weft::error &e) {
+        EXPECT_EQ(e.code(), WEFT_ERR_REQUEST);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Comm, Persistent, ::testing::Values(kind::world, kind::stream, kind::multiplex), kind_name);
