@@ -53,9 +53,9 @@ void BM_Iallreduce(benchmark::State &state) {
 void BM_AllreduceInit(benchmark::State &state) {
     std::vector<int> in(static_cast<size_t>(state.range(0)), 1), out(in.size());
     weft_request r;
-    check(weft_allreduce_init(in.data(), out.data(), in.size(), WEFT_INT, WEFT_SUM, WEFT_COMM_WORLD, WEFT_INFO_NULL,
-                              &r),
-          "allreduce_init");
+    check(
+        weft_allreduce_init(in.data(), out.data(), in.size(), WEFT_INT, WEFT_SUM, WEFT_COMM_WORLD, WEFT_INFO_NULL, &r),
+        "allreduce_init");
     for (auto _ : state) {
         check(weft_start(&r), "start");
         check(weft_wait(&r, WEFT_STATUS_IGNORE), "wait");
@@ -105,9 +105,9 @@ void BM_IallreducePost(benchmark::State &state) {
 void BM_AllreduceInitPost(benchmark::State &state) {
     std::vector<int> in(static_cast<size_t>(state.range(0)), 1), out(in.size());
     weft_request r;
-    check(weft_allreduce_init(in.data(), out.data(), in.size(), WEFT_INT, WEFT_SUM, WEFT_COMM_WORLD, WEFT_INFO_NULL,
-                              &r),
-          "allreduce_init");
+    check(
+        weft_allreduce_init(in.data(), out.data(), in.size(), WEFT_INT, WEFT_SUM, WEFT_COMM_WORLD, WEFT_INFO_NULL, &r),
+        "allreduce_init");
     time_post(state, r, [&] { check(weft_start(&r), "start"); });
     check(weft_request_free(&r), "request_free");
 }

@@ -28,8 +28,8 @@ WEFT_API int weft_recv_init(void *buf, size_t count, weft_datatype datatype, int
 /* Multiplex and stream communicators: the src_idx/dst_idx of weft_stream_isend/irecv. */
 WEFT_API int weft_stream_send_init(const void *buf, size_t count, weft_datatype datatype, int dest, int tag,
                                    weft_comm comm, int src_idx, int dst_idx, weft_request *request);
-WEFT_API int weft_stream_recv_init(void *buf, size_t count, weft_datatype datatype, int source, int tag,
-                                   weft_comm comm, int src_idx, int dst_idx, weft_request *request);
+WEFT_API int weft_stream_recv_init(void *buf, size_t count, weft_datatype datatype, int source, int tag, weft_comm comm,
+                                   int src_idx, int dst_idx, weft_request *request);
 
 /* Starts an inactive persistent request.  WEFT_ERR_REQUEST (request unchanged) for
  * WEFT_REQUEST_NULL, an invalid handle, a request that is not persistent, or one that is
@@ -84,8 +84,8 @@ WEFT_API int weft_bcast_init(void *buffer, size_t count, weft_datatype datatype,
                              weft_info info, weft_request *request);
 WEFT_API int weft_reduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                               int root, weft_comm comm, weft_info info, weft_request *request);
-WEFT_API int weft_allreduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype,
-                                 weft_op op, weft_comm comm, weft_info info, weft_request *request);
+WEFT_API int weft_allreduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                                 weft_comm comm, weft_info info, weft_request *request);
 WEFT_API int weft_gather_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                               size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_info info,
                               weft_request *request);

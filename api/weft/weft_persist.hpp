@@ -175,8 +175,8 @@ inline PersistentRequest reduce_init(Comm c, const void *in, void *out, size_t c
     check(weft_reduce_init(in, out, count, type, op, root, c.handle(), info, &r));
     return PersistentRequest(r);
 }
-inline PersistentRequest allreduce_init(Comm c, const void *in, void *out, size_t count, weft_datatype type,
-                                        weft_op op, weft_info info = WEFT_INFO_NULL) {
+inline PersistentRequest allreduce_init(Comm c, const void *in, void *out, size_t count, weft_datatype type, weft_op op,
+                                        weft_info info = WEFT_INFO_NULL) {
     weft_request r = WEFT_REQUEST_NULL;
     check(weft_allreduce_init(in, out, count, type, op, c.handle(), info, &r));
     return PersistentRequest(r);
@@ -239,8 +239,8 @@ inline PersistentRequest alltoallv_init(Comm c, const void *sbuf, const size_t *
     check(weft_alltoallv_init(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, c.handle(), info, &r));
     return PersistentRequest(r);
 }
-inline PersistentRequest reduce_scatter_block_init(Comm c, const void *in, void *out, size_t count,
-                                                   weft_datatype type, weft_op op, weft_info info = WEFT_INFO_NULL) {
+inline PersistentRequest reduce_scatter_block_init(Comm c, const void *in, void *out, size_t count, weft_datatype type,
+                                                   weft_op op, weft_info info = WEFT_INFO_NULL) {
     weft_request r = WEFT_REQUEST_NULL;
     check(weft_reduce_scatter_block_init(in, out, count, type, op, c.handle(), info, &r));
     return PersistentRequest(r);

@@ -54,9 +54,9 @@ struct call {
     comm *c = nullptr;
     coll_sched *s = nullptr;  // owned, or the communicator's cached one
     std::unique_ptr<coll_sched> owned;
-    std::vector<coll_step> unpacks;        // appended as the last round
+    std::vector<coll_step> unpacks;       // appended as the last round
     std::vector<coll_input_read> inputs;  // persistent: what each start reads first
-    coll_check_record check;               // what WEFT_COLL_CHECK compares (see expect)
+    coll_check_record check;              // what WEFT_COLL_CHECK compares (see expect)
 };
 
 int do_barrier(call &x, weft_comm comm);

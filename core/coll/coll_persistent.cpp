@@ -43,8 +43,8 @@ int persistent_coll::start(request &r) {
     comm &c = *s.c;
     stream_use use(c.local_streams[0]);
     if (use.conflict())
-        return fail(WEFT_ERR_STREAM, "weft_start (%s): another thread is using the same stream; a stream is a serial context",
-                    fn);
+        return fail(WEFT_ERR_STREAM,
+                    "weft_start (%s): another thread is using the same stream; a stream is a serial context", fn);
     for (const coll_input_read &in : inputs) {
         if (in.type != nullptr)
             datatype_pack(*in.type, in.src, in.count, in.dst);
@@ -103,8 +103,8 @@ int coll_persistent_launch(coll_impl::call &x) {
 using namespace weft;
 using namespace weft::coll_impl;
 
-#define WEFT_PERSISTENT(fn)         \
-    call x{fn, request, info};      \
+#define WEFT_PERSISTENT(fn)    \
+    call x{fn, request, info}; \
     if (int rc = check_init(x)) return rc
 
 extern "C" int weft_barrier_init(weft_comm comm, weft_info info, weft_request *request) {
@@ -124,8 +124,8 @@ extern "C" int weft_reduce_init(const void *sendbuf, void *recvbuf, size_t count
     return do_reduce(x, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
-extern "C" int weft_allreduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype,
-                                   weft_op op, weft_comm comm, weft_info info, weft_request *request) {
+extern "C" int weft_allreduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                                   weft_comm comm, weft_info info, weft_request *request) {
     WEFT_PERSISTENT("weft_allreduce_init");
     return do_allreduce(x, sendbuf, recvbuf, count, datatype, op, comm);
 }

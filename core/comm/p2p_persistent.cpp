@@ -13,7 +13,8 @@ namespace weft {
 int persistent_p2p::start(request &r) {
     stream_use use(op.s);
     if (use.conflict())
-        return fail(WEFT_ERR_STREAM, "weft_start: another thread is using the same stream; a stream is a serial context");
+        return fail(WEFT_ERR_STREAM,
+                    "weft_start: another thread is using the same stream; a stream is a serial context");
     if (peer == WEFT_PROC_NULL) {
         r.op = request::kind::done;
         r.complete.store(true, std::memory_order_release);

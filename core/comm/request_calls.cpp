@@ -22,13 +22,13 @@ request *startable(const char *fn, const char *what, weft_request handle, int &r
     }
     if (!r->persistent) {
         rc = fail(WEFT_ERR_REQUEST,
-                  "%s: %s = 0x%x is not a persistent request (only *_init calls make requests that can be started)",
-                  fn, what, handle);
+                  "%s: %s = 0x%x is not a persistent request (only *_init calls make requests that can be started)", fn,
+                  what, handle);
         return nullptr;
     }
     if (r->persist->active) {
-        rc = fail(WEFT_ERR_REQUEST,
-                  "%s: %s = 0x%x is active (started, and not yet completed by a wait or test)", fn, what, handle);
+        rc = fail(WEFT_ERR_REQUEST, "%s: %s = 0x%x is active (started, and not yet completed by a wait or test)", fn,
+                  what, handle);
         return nullptr;
     }
     return r;

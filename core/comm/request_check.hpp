@@ -15,8 +15,9 @@ inline int request_invalid(const char *fn, const char *what, weft_request handle
     if (handle_kind_bits(handle) == static_cast<uint32_t>(handle_kind::enqueue))
         why = " (it was made by an enqueue call: complete it with weft_wait_enqueue)";
     else if (request_retired(handle))
-        why = " (that request was already completed and freed, which set the handle it was given to"
-              " WEFT_REQUEST_NULL: this is a stale copy)";
+        why =
+            " (that request was already completed and freed, which set the handle it was given to"
+            " WEFT_REQUEST_NULL: this is a stale copy)";
     return fail(WEFT_ERR_REQUEST, "%s: %s = 0x%x is not a valid request%s", fn, what, handle, why);
 }
 

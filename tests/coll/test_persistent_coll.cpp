@@ -91,7 +91,8 @@ class PersistentColl : public harness::collective_test<>, public ::testing::With
 TEST_P(PersistentColl, BarrierAndBcast) {
     weft_request r;
     ASSERT_EQ(weft_barrier_init(comm_, WEFT_INFO_NULL, &r), 0) << detail();
-    replay("barrier", r, [](int) {}, [](int) {});
+    replay(
+        "barrier", r, [](int) {}, [](int) {});
     std::vector<int> buf(100);
     int root = n - 1;
     ASSERT_EQ(weft_bcast_init(buf.data(), buf.size(), WEFT_INT, root, comm_, WEFT_INFO_NULL, &r), 0) << detail();
@@ -137,8 +138,7 @@ TEST_P(PersistentColl, Reductions) {
             for (int k = 0; k < count; ++k) ASSERT_EQ(out[k], sum_upto(run, me - 1, k)) << "element " << k;
     });
     // In place: the input is read from recvbuf at each start.
-    ASSERT_EQ(weft_allreduce_init(WEFT_IN_PLACE, out.data(), count, WEFT_INT, WEFT_SUM, comm_, WEFT_INFO_NULL, &r),
-              0);
+    ASSERT_EQ(weft_allreduce_init(WEFT_IN_PLACE, out.data(), count, WEFT_INT, WEFT_SUM, comm_, WEFT_INFO_NULL, &r), 0);
     replay(
         "allreduce in place", r,
         [&](int run) {
@@ -148,9 +148,9 @@ TEST_P(PersistentColl, Reductions) {
             for (int k = 0; k < count; ++k) ASSERT_EQ(out[k], sum_upto(run, n - 1, k)) << "element " << k;
         });
     std::vector<int> all(count * n), block(count);
-    ASSERT_EQ(weft_reduce_scatter_block_init(all.data(), block.data(), count, WEFT_INT, WEFT_SUM, comm_,
-                                             WEFT_INFO_NULL, &r),
-              0);
+    ASSERT_EQ(
+        weft_reduce_scatter_block_init(all.data(), block.data(), count, WEFT_INT, WEFT_SUM, comm_, WEFT_INFO_NULL, &r),
+        0);
     auto fill_all = [&](int run) {
         for (int k = 0; k < count * n; ++k) all[k] = val(run, me, k);
     };
@@ -160,9 +160,9 @@ TEST_P(PersistentColl, Reductions) {
         };
     };
     replay("reduce_scatter_block", r, fill_all, check_block(block));
-    ASSERT_EQ(weft_reduce_scatter_block_init(WEFT_IN_PLACE, all.data(), count, WEFT_INT, WEFT_SUM, comm_,
-                                             WEFT_INFO_NULL, &r),
-              0);
+    ASSERT_EQ(
+        weft_reduce_scatter_block_init(WEFT_IN_PLACE, all.data(), count, WEFT_INT, WEFT_SUM, comm_, WEFT_INFO_NULL, &r),
+        0);
     replay("reduce_scatter_block in place", r, fill_all, check_block(all));
 }
 
@@ -180,13 +180,14 @@ TEST_P(PersistentColl, GathersAndScatters) {
         return [&, reversed](int run) {
             for (int q = 0; q < n; ++q)
                 for (int k = 0; k < count; ++k)
-                    ASSERT_EQ(all[(reversed ? n - 1 - q : q) * count + k], val(run, q, k)) << "rank " << q << " k " << k;
+                    ASSERT_EQ(all[(reversed ? n - 1 - q : q) * count + k], val(run, q, k))
+                        << "rank " << q << " k " << k;
         };
     };
     weft_request r;
-    ASSERT_EQ(weft_gather_init(mine.data(), count, WEFT_INT, all.data(), count, WEFT_INT, root, comm_, WEFT_INFO_NULL,
-                               &r),
-              0);
+    ASSERT_EQ(
+        weft_gather_init(mine.data(), count, WEFT_INT, all.data(), count, WEFT_INT, root, comm_, WEFT_INFO_NULL, &r),
+        0);
     replay("gather", r, fill_mine, [&](int run) {
         if (me == root) check_all(false)(run);
     });
@@ -196,8 +197,7 @@ TEST_P(PersistentColl, GathersAndScatters) {
     replay("gatherv", r, fill_mine, [&](int run) {
         if (me == root) check_all(true)(run);
     });
-    ASSERT_EQ(weft_allgather_init(mine.data(), count, WEFT_INT, all.data(), count, WEFT_INT, comm_, WEFT_INFO_NULL,
-                                  &r),
+    ASSERT_EQ(weft_allgather_init(mine.data(), count, WEFT_INT, all.data(), count, WEFT_INT, comm_, WEFT_INFO_NULL, &r),
               0);
     replay("allgather", r, fill_mine, check_all(false));
     ASSERT_EQ(weft_allgatherv_init(mine.data(), count, WEFT_INT, all.data(), counts.data(), displs.data(), WEFT_INT,
@@ -208,9 +208,9 @@ TEST_P(PersistentColl, GathersAndScatters) {
         for (int k = 0; k < count * n; ++k) all[k] = val(run, root, k);
         std::fill(back.begin(), back.end(), -1);
     };
-    ASSERT_EQ(weft_scatter_init(all.data(), count, WEFT_INT, back.data(), count, WEFT_INT, root, comm_, WEFT_INFO_NULL,
-                                &r),
-              0);
+    ASSERT_EQ(
+        weft_scatter_init(all.data(), count, WEFT_INT, back.data(), count, WEFT_INT, root, comm_, WEFT_INFO_NULL, &r),
+        0);
     replay("scatter", r, fill_root, [&](int run) {
         for (int k = 0; k < count; ++k) ASSERT_EQ(back[k], val(run, root, me * count + k)) << "k " << k;
     });
@@ -240,16 +240,19 @@ TEST_P(PersistentColl, Alltoalls) {
     weft_request r;
     ASSERT_EQ(weft_alltoall_init(out.data(), count, WEFT_INT, in.data(), count, WEFT_INT, comm_, WEFT_INFO_NULL, &r),
               0);
-    replay("alltoall", r, [&](int run) { fill(out, run); }, [&](int run) { check(in, run); });
+    replay(
+        "alltoall", r, [&](int run) { fill(out, run); }, [&](int run) { check(in, run); });
     ASSERT_EQ(weft_alltoallv_init(out.data(), counts.data(), displs.data(), WEFT_INT, in.data(), counts.data(),
                                   displs.data(), WEFT_INT, comm_, WEFT_INFO_NULL, &r),
               0);
-    replay("alltoallv", r, [&](int run) { fill(out, run); }, [&](int run) { check(in, run); });
+    replay(
+        "alltoallv", r, [&](int run) { fill(out, run); }, [&](int run) { check(in, run); });
     // In place: the copy of recvbuf it sends from is taken again at each start.
-    ASSERT_EQ(weft_alltoall_init(WEFT_IN_PLACE, 0, WEFT_DATATYPE_NULL, in.data(), count, WEFT_INT, comm_,
-                                 WEFT_INFO_NULL, &r),
-              0);
-    replay("alltoall in place", r, [&](int run) { fill(in, run); }, [&](int run) { check(in, run); });
+    ASSERT_EQ(
+        weft_alltoall_init(WEFT_IN_PLACE, 0, WEFT_DATATYPE_NULL, in.data(), count, WEFT_INT, comm_, WEFT_INFO_NULL, &r),
+        0);
+    replay(
+        "alltoall in place", r, [&](int run) { fill(in, run); }, [&](int run) { check(in, run); });
 }
 
 // A derived (strided) send type: packed again at each start; the type may be freed after init.
@@ -279,7 +282,8 @@ TEST_P(PersistentColl, DerivedTypesPackedAtEachStart) {
             for (int k = 0; k < 8; ++k) buf[k] = me == 0 ? val(run, 0, k) : -1;
         },
         [&](int run) {
-            for (int k = 0; k < 8; ++k) ASSERT_EQ(buf[k], k % 2 == 0 ? val(run, 0, k) : (me == 0 ? val(run, 0, k) : -1));
+            for (int k = 0; k < 8; ++k)
+                ASSERT_EQ(buf[k], k % 2 == 0 ? val(run, 0, k) : (me == 0 ? val(run, 0, k) : -1));
         });
 }
 

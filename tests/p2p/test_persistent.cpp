@@ -94,7 +94,8 @@ class Persistent : public collective_test, public ::testing::WithParamInterface<
                            : weft_irecv(buf, n, t, source, tag, comm_, r);
     }
     int send(const void *buf, size_t n, weft_datatype t, int dest, int tag) {
-        return multiplex() ? weft_stream_send(buf, n, t, dest, tag, comm_, 1, 0) : weft_send(buf, n, t, dest, tag, comm_);
+        return multiplex() ? weft_stream_send(buf, n, t, dest, tag, comm_, 1, 0)
+                           : weft_send(buf, n, t, dest, tag, comm_);
     }
     int recv(void *buf, size_t n, weft_datatype t, int source, int tag) {
         return multiplex() ? weft_stream_recv(buf, n, t, source, tag, comm_, 1, 0, WEFT_STATUS_IGNORE)
