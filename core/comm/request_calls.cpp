@@ -1,5 +1,10 @@
 // Request calls beside wait and test: weft_start, weft_startall, weft_request_free,
 // weft_request_get_status, weft_request_is_complete (transport/persistent.hpp does the work).
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
 #include "base/error.hpp"
 #include "comm/request_check.hpp"
 #include "transport/persistent.hpp"
@@ -34,6 +39,27 @@ request *startable(const char *fn, const char *what, weft_request handle, int &r
     return r;
 }
 
+int duplicate(size_t i, size_t j) {
+    return fail(WEFT_ERR_REQUEST, "weft_startall: requests[%zu] and requests[%zu] are the same request", i, j);
+}
+
+// No handle twice in requests[0, count): pairwise for a few, sorted for many.
+int check_distinct(size_t count, const weft_request *requests) {
+    constexpr size_t pairwise_max = 32;
+    if (count <= pairwise_max) {
+        for (size_t i = 1; i < count; ++i)
+            for (size_t j = 0; j < i; ++j)
+                if (requests[j] == requests[i]) return duplicate(j, i);
+        return WEFT_SUCCESS;
+    }
+    std::vector<std::pair<weft_request, size_t>> sorted(count);
+    for (size_t i = 0; i < count; ++i) sorted[i] = {requests[i], i};
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t k = 1; k < count; ++k)
+        if (sorted[k].first == sorted[k - 1].first) return duplicate(sorted[k - 1].second, sorted[k].second);
+    return WEFT_SUCCESS;
+}
+
 }  // namespace
 }  // namespace weft
 
@@ -55,11 +81,9 @@ extern "C" int weft_startall(size_t count, weft_request requests[]) {
     for (size_t i = 0; i < count; ++i) {
         std::snprintf(what, sizeof what, "requests[%zu]", i);
         if (startable("weft_startall", what, requests[i], rc) == nullptr) return rc;
-        for (size_t j = 0; j < i; ++j)
-            if (requests[j] == requests[i])
-                return fail(WEFT_ERR_REQUEST, "weft_startall: requests[%zu] and requests[%zu] are the same request", j,
-                            i);
     }
+    // A request given twice would be started twice: refuse before starting any.
+    if (int rc2 = check_distinct(count, requests)) return rc2;
     for (size_t i = 0; i < count; ++i)
         if (int e = persistent_start(*request_lookup(requests[i]))) return e;
     return WEFT_SUCCESS;

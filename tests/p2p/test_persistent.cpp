@@ -220,6 +220,13 @@ TEST_P(Persistent, InactiveAndActiveRules) {
     EXPECT_EQ(weft_startall(2, with_active), WEFT_ERR_REQUEST) << "an active one";
     ASSERT_EQ(weft_request_is_complete(s, &flag), 0);
     EXPECT_EQ(flag, 1) << "startall checks all before starting any";
+    std::vector<weft_request> many(100);
+    for (auto &m : many) ASSERT_EQ(send_init(&v, 1, WEFT_INT, peer_, 4, &m), 0) << detail();
+    std::vector<weft_request> with_dup(many);
+    with_dup[70] = with_dup[3];
+    EXPECT_EQ(weft_startall(with_dup.size(), with_dup.data()), WEFT_ERR_REQUEST);
+    EXPECT_NE(detail().find("requests[3] and requests[70]"), std::string::npos) << detail();
+    for (auto &m : many) ASSERT_EQ(weft_request_free(&m), 0) << "none was started";
     v = 42 + world_rank();
     ASSERT_EQ(weft_start(&s), 0) << detail();
     ASSERT_EQ(weft_wait(&r, &st), 0) << detail();
