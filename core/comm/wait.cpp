@@ -170,10 +170,20 @@ extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status s
             }
         }
         one->enter();
-        for (size_t i = 0; i < count; ++i) {
-            if (request *r = reqs[i]; r != nullptr && !r->persistent) {
-                request_release(*r);
-                requests[i] = WEFT_REQUEST_NULL;
+        if (all_trivial) {
+            for (size_t i = 0; i < count; ++i) {
+                if (request *r = reqs[i]) {
+                    request_release(*r);
+                    requests[i] = WEFT_REQUEST_NULL;
+                }
+            }
+        } else {
+            // Persistent requests (never trivial) stay, inactive, with their handles.
+            for (size_t i = 0; i < count; ++i) {
+                if (request *r = reqs[i]; r != nullptr && !r->persistent) {
+                    request_release(*r);
+                    requests[i] = WEFT_REQUEST_NULL;
+                }
             }
         }
         one->leave();
