@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "coll/coll_algorithms.hpp"
+#include "coll/coll_call.hpp"
 #include "coll/coll_check.hpp"
 #include "coll/coll_registry.hpp"
 #include "base/error.hpp"
@@ -14,23 +15,7 @@
 #include "comm/stream.hpp"
 
 namespace weft {
-namespace {
-
-// Tags of user collectives have the top tag bit set; the core's own (communicator creation)
-// stay below it.
-constexpr uint32_t coll_tag_bit = 0x80000;
-
-struct call {
-    call(const char *f, bool nb, weft_request *r) : fn(f), nonblocking(nb), req(r) {}
-    const char *fn;
-    bool nonblocking;
-    weft_request *req;
-    comm *c = nullptr;
-    coll_sched *s = nullptr;  // owned, or the communicator's cached one
-    std::unique_ptr<coll_sched> owned;
-    std::vector<coll_step> unpacks;  // appended as the last round
-    coll_check_record check;         // what WEFT_COLL_CHECK compares (see expect)
-};
+namespace coll_impl {
 
 // Records what this process passed, for WEFT_COLL_CHECK.
 void expect(call &x, coll_kind k, int root, coll_check_rule rule, uint64_t a = 0, uint64_t b = 0) {
@@ -110,9 +95,26 @@ int image_in(call &x, const void *buf, size_t displ, size_t count, const datatyp
     }
     char *p = x.s->alloc(count * t.size);
     if (p == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: cannot pack %zu bytes", x.fn, count * t.size);
-    datatype_pack(t, static_cast<const char *>(buf) + static_cast<ptrdiff_t>(displ) * t.extent, count, p);
+    const char *src = static_cast<const char *>(buf) + static_cast<ptrdiff_t>(displ) * t.extent;
+    if (x.persistent)
+        x.inputs.push_back({src, p, count, &t});  // packed at each start
+    else
+        datatype_pack(t, src, count, p);
     img = p;
     return WEFT_SUCCESS;
+}
+
+// Copies bytes of the caller's input now, or for a persistent call at each start.
+void copy_input(call &x, const void *src, void *dst, size_t bytes) {
+    if (x.persistent)
+        x.inputs.push_back({src, dst, bytes, nullptr});
+    else
+        std::memcpy(dst, src, bytes);
+}
+
+// A persistent call packs its send type at each start: hold it as long as the schedule.
+void hold_input(call &x, weft_datatype h, const datatype &t) {
+    if (x.persistent) hold(x, h, t);
 }
 
 // The byte image of an output buffer described by per-rank (count, displ) blocks; derived
@@ -147,7 +149,8 @@ int launch(call &x) {
         if (int rc = coll_check(c, x.fn, x.check)) return rc;
     stream_use use(c.local_streams[0]);
     if (use.conflict()) return conflict(x);
-    s.tag = static_cast<int>(coll_tag_bit | (c.coll_seq++ & (coll_tag_bit - 1)));
+    if (x.persistent) return coll_persistent_launch(x);  // tags are taken at each start
+    s.tag = coll_next_tag(c);
     if (!x.nonblocking) return coll_sched_run(s);
     vci &v = *s.endpoint;
     v.enter();
@@ -398,6 +401,7 @@ int do_scatter(call &x, bool v, const void *sbuf, size_t scount, const size_t *s
             extent_elems = std::max(extent_elems, displs[i] + scounts[i]);
         }
         if (int rc = check_buf(x, sbuf, total, "sendbuf")) return rc;
+        hold_input(x, stype, *st);
         // Packed image: element e of sendbuf at e * size.
         if (int rc = image_in(x, sbuf, 0, extent_elems, *st, in)) return rc;
         layout(n, 0, scounts, displs, elem_bytes(*st), bytes, offs);
@@ -464,6 +468,7 @@ int do_allgather(call &x, bool v, const void *sbuf, size_t scount, weft_datatype
         if (sbytes != mine)
             return fail(WEFT_ERR_COUNT, "%s: this process sends %zu bytes but its block of recvbuf holds %zu", x.fn,
                         sbytes, mine);
+        hold_input(x, stype, *st);
         if (int rc = image_in(x, sbuf, 0, scount, *st, own)) return rc;
     }
     x.s->copy(own, out + offs[static_cast<size_t>(me)], mine);
@@ -537,7 +542,7 @@ int do_alltoall(call &x, bool v, const void *sbuf, size_t scount, const size_t *
         if (copy == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: out of memory", x.fn);
         const char *src;
         if (int rc = image_in(x, rbuf, 0, extent_elems, *rt, src)) return rc;
-        std::memcpy(copy, src, image);
+        copy_input(x, src, copy, image);
         in = copy;
         sbytes = rbytes;
         soffs = roffs;
@@ -555,6 +560,7 @@ int do_alltoall(call &x, bool v, const void *sbuf, size_t scount, const size_t *
             extent_elems = std::max(extent_elems, snd_displs[i] + snd_counts[i]);
         }
         if (int rc = check_buf(x, sbuf, stotal, "sendbuf")) return rc;
+        hold_input(x, stype, *st);
         if (int rc = image_in(x, sbuf, 0, extent_elems, *st, in)) return rc;
         layout(n, 0, snd_counts.data(), snd_displs.data(), elem_bytes(*st), sbytes, soffs);
     }
@@ -589,7 +595,7 @@ int do_reduce_scatter_block(call &x, const void *in, void *out, size_t count, we
     if (in_place && n > 1) {
         char *copy = x.s->alloc(bytes * static_cast<size_t>(n));
         if (copy == nullptr) return fail(WEFT_ERR_NO_MEM, "%s: out of memory", x.fn);
-        std::memcpy(copy, src, bytes * static_cast<size_t>(n));
+        copy_input(x, src, copy, bytes * static_cast<size_t>(n));
         src = copy;
     }
     if (int rc = build(x, coll_kind::reduce_scatter_block, shape_of(x, bytes, count),
@@ -617,10 +623,11 @@ int do_scan(call &x, const void *in, void *out, size_t count, weft_datatype type
     return launch(x);
 }
 
-}  // namespace
+}  // namespace coll_impl
 }  // namespace weft
 
 using namespace weft;
+using namespace weft::coll_impl;
 
 #define WEFT_BLOCKING(fn) \
     call x { fn, false, nullptr }

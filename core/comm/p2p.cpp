@@ -134,17 +134,6 @@ void p2p_wait_local(request &r) {
     });
 }
 
-namespace {
-
-// What every point-to-point entry point validates, resolved.
-struct p2p_op {
-    comm *c;
-    size_t li;     // local endpoint index
-    int peer_idx;  // the peer's endpoint index (send: dst_idx; recv: src_idx or ANY_INDEX)
-    stream *s;
-    p2p_buffer b;
-};
-
 // src_idx/dst_idx < 0 (but not WEFT_ANY_INDEX) means "conventional call": index 0 both sides.
 int check_p2p(const char *fn, const void *buf, size_t count, weft_datatype type, int peer, bool is_recv, int tag,
               weft_comm handle, int local_idx, int peer_idx, p2p_op &op) {
@@ -184,6 +173,8 @@ int check_p2p(const char *fn, const void *buf, size_t count, weft_datatype type,
     op.s = c->local_streams[op.li];
     return WEFT_SUCCESS;
 }
+
+namespace {
 
 int conflict(const char *fn) {
     return fail(WEFT_ERR_STREAM, "%s: another thread is using the same stream; a stream is a serial context", fn);

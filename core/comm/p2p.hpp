@@ -16,6 +16,22 @@ struct p2p_buffer {
     size_t bytes;  // count * type->size, checked for overflow
 };
 
+struct stream;
+
+// What every point-to-point entry point validates, resolved.
+struct p2p_op {
+    comm *c;
+    size_t li;     // local endpoint index
+    int peer_idx;  // the peer's endpoint index (send: dst_idx; recv: src_idx or ANY_INDEX)
+    stream *s;
+    p2p_buffer b;
+};
+
+// Validates the arguments of a point-to-point call named fn into op (local_idx, peer_idx: the
+// stream indexes; src_idx/dst_idx < 0 but not WEFT_ANY_INDEX means index 0 both sides).
+int check_p2p(const char *fn, const void *buf, size_t count, weft_datatype type, int peer, bool is_recv, int tag,
+              weft_comm handle, int local_idx, int peer_idx, p2p_op &op);
+
 // Sends from local endpoint li to rank dest's endpoint dst_idx on context ctx (the
 // communicator's point-to-point context, or +1 for collectives).  r stays alive until done.
 int p2p_post_send(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int tag, const p2p_buffer &b, request &r);

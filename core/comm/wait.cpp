@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 #include "base/handle.hpp"
+#include "transport/persistent.hpp"
 #include "transport/runtime.hpp"
 
 namespace weft {
@@ -37,9 +38,14 @@ inline int finish(request *r, weft_status *status) {
     return request_finish(*r, status);
 }
 
-// Finishes a completed request, returns it to its pool and nulls the handle.
+// Finishes a completed request, returns it to its pool and nulls the handle.  A persistent
+// request stays, inactive, with its handle.
 int retire(request *r, weft_request *handle, weft_status *status) {
-    int rc = finish(r, status);
+    int rc = WEFT_SUCCESS;
+    if (status != WEFT_STATUS_IGNORE || !request_finish_trivial(*r)) {  // finish(r, status)
+        rc = request_finish(*r, status);
+        if (__builtin_expect(r->persistent, 0)) return rc;
+    }
     vci &v = *r->endpoint;
     v.enter();
     request_release(*r);
@@ -164,10 +170,20 @@ extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status s
             }
         }
         one->enter();
-        for (size_t i = 0; i < count; ++i) {
-            if (request *r = reqs[i]) {
-                request_release(*r);
-                requests[i] = WEFT_REQUEST_NULL;
+        if (all_trivial) {
+            for (size_t i = 0; i < count; ++i) {
+                if (request *r = reqs[i]) {
+                    request_release(*r);
+                    requests[i] = WEFT_REQUEST_NULL;
+                }
+            }
+        } else {
+            // Persistent requests (never trivial) stay, inactive, with their handles.
+            for (size_t i = 0; i < count; ++i) {
+                if (request *r = reqs[i]; r != nullptr && !r->persistent) {
+                    request_release(*r);
+                    requests[i] = WEFT_REQUEST_NULL;
+                }
             }
         }
         one->leave();
@@ -239,8 +255,9 @@ extern "C" int weft_waitany(size_t count, weft_request requests[], size_t *index
         bool any_active = false;
         for (size_t i = 0; i < count; ++i) {
             if (requests[i] == WEFT_REQUEST_NULL) continue;
-            any_active = true;
             request *r = request_lookup(requests[i]);
+            if (request_inactive(*r)) continue;
+            any_active = true;
             if (done(r)) {
                 *index = i;
                 return retire(r, &requests[i], status);

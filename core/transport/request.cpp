@@ -4,6 +4,7 @@
 #include <new>
 
 #include "transport/peer_failure.hpp"
+#include "transport/persistent.hpp"
 #include "base/error.hpp"
 #include "base/handle.hpp"
 #include "base/match.hpp"
@@ -27,6 +28,11 @@ void request_on_complete(void *context, const weft_fabric_completion_t *c) {
 }
 
 int request_finish(request &r, weft_status *status) {
+    if (__builtin_expect(r.persistent, 0)) return persistent_finish(r, status);
+    return request_finish_op(r, status);
+}
+
+int request_finish_op(request &r, weft_status *status) {
     if (r.op == request::kind::coll) return coll_request_finish(r, status);
     int err = WEFT_SUCCESS;
     bool cancelled = r.fabric_status == WEFT_PLUGIN_ERR_CANCELED;

@@ -18,6 +18,7 @@ struct vci;
 struct peer_group;
 struct coll_sched;
 class request_pool;
+struct persistent_op;
 
 // The fabric's context space (weft_fabric_ep_attr_t::context_space): bytes right before every
 // request that the fabric may use while it holds the operation, so that a receive allocates
@@ -65,11 +66,13 @@ struct alignas(request_line_offset) request {
     // The endpoint's shared request for sends the fabric finished at once (request_pool::
     // done_send_handle): complete from the start, read by any thread, never released.
     bool lightweight = false;
-    // staging or type_hold is set: request_finish has work to do.
+    // staging or type_hold is set, or the request is persistent: request_finish has work to do.
     bool extras = false;
     // Receives: cancelled because their peer failed (peer_failure.cpp), so that their CANCELED
     // completion means PEER_FAILED.
     bool failing = false;
+    // Made by a *_init call: its handle lives until weft_request_free (transport/persistent.hpp).
+    bool persistent = false;
     int fabric_status = WEFT_PLUGIN_OK;
     // Pool requests: their handle (endpoint, slot and generation); release advances the
     // generation, so that a copy of a retired handle is refused even after the slot is reused.
@@ -99,6 +102,9 @@ struct alignas(request_line_offset) request {
 
     std::shared_ptr<const datatype> type_hold;  // derived types only (set extras with it)
     coll_sched *sched = nullptr;                // kind::coll: the nonblocking collective, owned
+    // Persistent requests: what each start posts (transport/persistent.hpp), owned.  A
+    // shared_ptr only so that this header needs no definition of it.
+    std::shared_ptr<persistent_op> persist;
 
   protected:
     // Only as a local_request or in a pool: a request needs the space before it.
@@ -136,6 +142,8 @@ void request_on_complete(void *context, const weft_fabric_completion_t *c);
 
 // Fills status (may be null) and returns the operation's error code; releases staging.
 int request_finish(request &r, weft_status *status);
+// request_finish of one send or receive; persistent requests call it once per run.
+int request_finish_op(request &r, weft_status *status);
 // The same for a nonblocking collective: its error, an empty status; frees the schedule.
 int coll_request_finish(request &r, weft_status *status);
 
