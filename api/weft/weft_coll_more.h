@@ -22,8 +22,8 @@ extern "C" {
  * op; a reduce to rank 0 followed by a scatterv for a non-commutative one. */
 WEFT_API int weft_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[], weft_datatype datatype,
                                  weft_op op, weft_comm comm);
-WEFT_API int weft_ireduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
-                                  weft_datatype datatype, weft_op op, weft_comm comm, weft_request *request);
+WEFT_API int weft_ireduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[], weft_datatype datatype,
+                                  weft_op op, weft_comm comm, weft_request *request);
 
 /* Alltoall with a datatype per peer: sendcounts[j] elements of sendtypes[j] at sendbuf +
  * sdispls[j] go to rank j, which receives them as recvcounts[i] elements of recvtypes[i] at

@@ -19,8 +19,8 @@ inline void reduce_scatter(const Comm &comm, const void *in, void *out, const si
                            weft_op op) {
     check(weft_reduce_scatter(in, out, outcounts, type, op, comm.handle()));
 }
-inline Request ireduce_scatter(const Comm &comm, const void *in, void *out, const size_t *outcounts,
-                               weft_datatype type, weft_op op) {
+inline Request ireduce_scatter(const Comm &comm, const void *in, void *out, const size_t *outcounts, weft_datatype type,
+                               weft_op op) {
     weft_request r = WEFT_REQUEST_NULL;
     check(weft_ireduce_scatter(in, out, outcounts, type, op, comm.handle(), &r));
     return Request(r);
@@ -52,8 +52,8 @@ template <builtin_type T, size_t N>
 requires(!std::is_const_v<T>) void reduce_scatter(const Comm &comm, std::span<T, N> inout,
                                                   std::span<const size_t> counts, weft_op op) {
     size_t total = detail::check_counts(comm, counts, "reduce_scatter");
-    detail::check_count(inout.size() == total, "reduce_scatter", "inout", inout.size(), "expected the sum of counts =",
-                        total);
+    detail::check_count(inout.size() == total, "reduce_scatter", "inout", inout.size(),
+                        "expected the sum of counts =", total);
     reduce_scatter(comm, WEFT_IN_PLACE, inout.data(), counts.data(), datatype_of_v<T>, op);
 }
 template <class In, size_t N, class Out, size_t M>
@@ -71,8 +71,8 @@ requires detail::same_elements<In, Out> Request ireduce_scatter(const Comm &comm
 // outcounts[r] elements of outtypes[r] at (char *)out + outdispls[r] come from it.
 // Displacements in bytes.  in = WEFT_IN_PLACE: the in arrays are ignored (may be null).
 inline void alltoallw(const Comm &comm, const void *in, const size_t *incounts, const std::ptrdiff_t *indispls,
-                      const weft_datatype *intypes, void *out, const size_t *outcounts,
-                      const std::ptrdiff_t *outdispls, const weft_datatype *outtypes) {
+                      const weft_datatype *intypes, void *out, const size_t *outcounts, const std::ptrdiff_t *outdispls,
+                      const weft_datatype *outtypes) {
     check(weft_alltoallw(in, incounts, indispls, intypes, out, outcounts, outdispls, outtypes, comm.handle()));
 }
 inline Request ialltoallw(const Comm &comm, const void *in, const size_t *incounts, const std::ptrdiff_t *indispls,

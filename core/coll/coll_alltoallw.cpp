@@ -50,8 +50,8 @@ int check_side(coll_sched &s, const char *fn, const side_names &name, const void
             return fail(WEFT_ERR_TYPE, "%s: %s[%zu] is not a valid datatype handle (0x%x)", fn, name.types, r,
                         types[r]);
         if (!t->committed)
-            return fail(WEFT_ERR_TYPE, "%s: %s[%zu] (0x%x) is not committed (call weft_type_commit)", fn, name.types,
-                        r, types[r]);
+            return fail(WEFT_ERR_TYPE, "%s: %s[%zu] (0x%x) is not committed (call weft_type_commit)", fn, name.types, r,
+                        types[r]);
         if (__builtin_mul_overflow(counts[r], t->size, &out.bytes[r]))
             return fail(WEFT_ERR_COUNT, "%s: %s[%zu] = %zu overflows", fn, name.counts, r, counts[r]);
         if (buf == nullptr)
@@ -153,10 +153,11 @@ int coll_alltoallw_build(coll_sched &s, const char *fn, const void *sendbuf, con
     int rc;
     const coll_algorithm *alg = coll_select(coll_kind::alltoallw, shape, fn, rc);
     if (alg == nullptr) return rc;
-    if (int e = alg->build(s, {.blocks = rcv.bytes.data(),
-                               .send_blocks = snd.bytes.data(),
-                               .send_at = send_at.data(),
-                               .recv_at = recv_at.data()}))
+    if (int e = alg->build(s,
+                           {.blocks = rcv.bytes.data(),
+                            .send_blocks = snd.bytes.data(),
+                            .send_at = send_at.data(),
+                            .recv_at = recv_at.data()}))
         return e;
     s.end_round();
     for (size_t r = 0; r < static_cast<size_t>(n); ++r)

@@ -58,12 +58,13 @@ int coll_reduce_scatter_build(coll_sched &s, const char *fn, const void *sendbuf
     int rc;
     const coll_algorithm *alg = coll_select(coll_kind::reduce_scatter, shape, fn, rc);
     if (alg == nullptr) return rc;
-    return alg->build(s, {.in = static_cast<const char *>(in),
-                          .out = static_cast<char *>(recvbuf),
-                          .count = total,
-                          .elem = elem,
-                          .blocks = recvcounts,
-                          .offsets = offsets.data()});
+    return alg->build(s,
+                      {.in = static_cast<const char *>(in),
+                       .out = static_cast<char *>(recvbuf),
+                       .count = total,
+                       .elem = elem,
+                       .blocks = recvcounts,
+                       .offsets = offsets.data()});
 }
 
 // MPICH's recursive halving: a non-power-of-two group folds onto pof2 processes (in the first
@@ -170,12 +171,13 @@ int coll_reduce_scatter_reduce_scatterv(coll_sched &s, const coll_args &a) {
         block_bytes[r] = a.blocks[r] * elem;
         block_offsets[r] = a.offsets[r] * elem;
     }
-    return coll_scatter_linear(s, {.in = whole,
-                                   .out = a.out,
-                                   .bytes = block_bytes[static_cast<size_t>(me)],
-                                   .root = 0,
-                                   .blocks = block_bytes.data(),
-                                   .offsets = block_offsets.data()});
+    return coll_scatter_linear(s,
+                               {.in = whole,
+                                .out = a.out,
+                                .bytes = block_bytes[static_cast<size_t>(me)],
+                                .root = 0,
+                                .blocks = block_bytes.data(),
+                                .offsets = block_offsets.data()});
 }
 
 }  // namespace weft

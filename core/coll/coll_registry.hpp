@@ -41,7 +41,9 @@ inline constexpr size_t rooted_large = 65536;        // gather, scatter: linear 
 inline constexpr size_t allgather_large = 81920;     // allgather: ring from here (block x processes)
 inline constexpr size_t alltoall_large = 32768;      // alltoall: pairwise from here (block)
 inline constexpr size_t reduce_scatter_large = 512;  // reduce_scatter_block: ring from here (block)
-inline constexpr size_t reduce_scatter_long = 524288;  // reduce_scatter: pairwise from here (the whole vector)
+
+// reduce_scatter: pairwise from here (the whole vector; MPICH's REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE)
+inline constexpr size_t reduce_scatter_long = 524288;
 }  // namespace coll_threshold
 
 // What the choice looks at, per call.  bytes: bcast, reduce, allreduce, scan: the message;

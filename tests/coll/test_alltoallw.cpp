@@ -46,7 +46,9 @@ class Alltoallw : public comm_fixture {
         comm_fixture::TearDown();
     }
 
-    weft_datatype type_of(shape s) const { return s == shape::ints ? WEFT_INT : s == shape::contig3 ? contig3_ : vec3_; }
+    weft_datatype type_of(shape s) const {
+        return s == shape::ints ? WEFT_INT : s == shape::contig3 ? contig3_ : vec3_;
+    }
     static size_t count_of(shape s, size_t ints) { return s == shape::ints ? ints : ints / 3; }
     // Byte offset of int k of a block, and the block's footprint.
     static size_t int_at(shape s, size_t k) { return s == shape::vec3 ? (k / 3) * vec_extent + (k % 3) * 8 : k * 4; }
@@ -221,8 +223,9 @@ TEST_P(Alltoallw, OverlapsReduceScatter) {
         int want = 0;
         for (int r = 0; r < n; ++r) want += r * 100 + 2 * me + i;
         if (out[i] != want)
-            COLL_FAIL(w, "reduce_scatter element " + std::to_string(i) + ": got " + std::to_string(out[i]) +
-                             ", expected " + std::to_string(want));
+            COLL_FAIL(w,
+                      "reduce_scatter element " + std::to_string(i) + ": got " + std::to_string(out[i]) +
+                          ", expected " + std::to_string(want));
     }
 }
 

@@ -57,8 +57,9 @@ class MoreErrors : public coll_fixture {
     void expect(const outcome &o, int want, const std::string &fn, const std::string &why,
                 const char *names = nullptr) {
         if (o.rc != want) {
-            COLL_FAIL(fn + " with " + why, "returned code " + std::to_string(o.rc) + ", detail \"" + o.detail +
-                                               "\", expected code " + std::to_string(want));
+            COLL_FAIL(fn + " with " + why,
+                      "returned code " + std::to_string(o.rc) + ", detail \"" + o.detail + "\", expected code " +
+                          std::to_string(want));
             return;
         }
         if (o.detail.find(fn) == std::string::npos)
@@ -84,9 +85,9 @@ class MoreErrors : public coll_fixture {
         expect(O(weft_ireduce_scatter(s, r, c, t, op, comm, &q)), want, "weft_ireduce_scatter", why, names);
         if (q != WEFT_REQUEST_NULL) COLL_FAIL("weft_ireduce_scatter with " + why, "a failed call left a request");
     }
-    void a2aw(const void *s, const size_t *sc, const ptrdiff_t *sd, const weft_datatype *st, void *r,
-              const size_t *rc, const ptrdiff_t *rd, const weft_datatype *rt, weft_comm comm, int want,
-              const std::string &why, const char *names = nullptr) {
+    void a2aw(const void *s, const size_t *sc, const ptrdiff_t *sd, const weft_datatype *st, void *r, const size_t *rc,
+              const ptrdiff_t *rd, const weft_datatype *rt, weft_comm comm, int want, const std::string &why,
+              const char *names = nullptr) {
         expect(O(weft_alltoallw(s, sc, sd, st, r, rc, rd, rt, comm)), want, "weft_alltoallw", why, names);
         weft_request q = WEFT_REQUEST_NULL;
         expect(O(weft_ialltoallw(s, sc, sd, st, r, rc, rd, rt, comm, &q)), want, "weft_ialltoallw", why, names);
@@ -185,7 +186,7 @@ TEST_F(MoreErrors, UnknownAlgorithmName) {
     auto bogus = [](const char *var, std::initializer_list<const char *> names) {
         const char *v = std::getenv(var);
         return v && *v && std::string(v) != "auto" &&
-               std::none_of(names.begin(), names.end(), [&](const char *a) { return std::string(v) == a; });
+            std::none_of(names.begin(), names.end(), [&](const char *a) { return std::string(v) == a; });
     };
     bool rs_bad = bogus("WEFT_COLL_REDUCE_SCATTER", {"recursive_halving", "pairwise", "reduce_scatterv"});
     bool aw_bad = bogus("WEFT_COLL_ALLTOALLW", {"scattered", "pairwise"});
@@ -320,8 +321,8 @@ TEST_F(Local, ReduceLocalMisuse) {
 }
 
 TEST_F(Local, OpCommutative) {
-    const weft_op builtins[] = {WEFT_MAX,  WEFT_MIN, WEFT_SUM, WEFT_PROD, WEFT_LAND,   WEFT_BAND,
-                                WEFT_LOR,  WEFT_BOR, WEFT_LXOR, WEFT_BXOR, WEFT_MINLOC, WEFT_MAXLOC};
+    const weft_op builtins[] = {WEFT_MAX, WEFT_MIN, WEFT_SUM,  WEFT_PROD, WEFT_LAND,   WEFT_BAND,
+                                WEFT_LOR, WEFT_BOR, WEFT_LXOR, WEFT_BXOR, WEFT_MINLOC, WEFT_MAXLOC};
     for (weft_op op : builtins) {
         int c = -1;
         ASSERT_EQ(weft_op_commutative(op, &c), 0) << detail();
@@ -389,8 +390,7 @@ TEST_F(Cxx, Forms) {
     for (int r = 0; r < n; ++r) sb[r] = me * 10 + r;
     weft::alltoallw(world, sb.data(), one.data(), d.data(), t.data(), rb.data(), one.data(), d.data(), t.data());
     for (int r = 0; r < n; ++r) EXPECT_EQ(rb[r], r * 10 + me);
-    weft::ialltoallw(world, WEFT_IN_PLACE, nullptr, nullptr, nullptr, rb.data(), one.data(), d.data(), t.data())
-        .wait();
+    weft::ialltoallw(world, WEFT_IN_PLACE, nullptr, nullptr, nullptr, rb.data(), one.data(), d.data(), t.data()).wait();
     EXPECT_EQ(rb, sb);
     // Local calls.
     std::vector<int> x{1, 2}, y{3, 4};
