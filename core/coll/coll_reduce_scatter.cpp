@@ -42,6 +42,7 @@ int coll_reduce_scatter_build(coll_sched &s, const char *fn, const void *sendbuf
     }
     if (__builtin_mul_overflow(total, elem, &bytes))
         return fail(WEFT_ERR_COUNT, "%s: %zu elements in all (the sum of recvcounts) overflow", fn, total);
+    if (recvbuf == WEFT_IN_PLACE) return fail(WEFT_ERR_BUFFER, "%s: recvbuf must not be WEFT_IN_PLACE", fn);
     const void *in = sendbuf;
     if (sendbuf == WEFT_IN_PLACE) {
         in = recvbuf;

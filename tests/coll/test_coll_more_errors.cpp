@@ -110,6 +110,7 @@ TEST_F(MoreErrors, ReduceScatterArguments) {
     rs(nullptr, r, c, WEFT_INT, WEFT_SUM, w, WEFT_ERR_BUFFER, "sendbuf NULL", "sendbuf");
     rs(s, nullptr, c, WEFT_INT, WEFT_SUM, w, WEFT_ERR_BUFFER, "recvbuf NULL", "recvbuf");
     rs(WEFT_IN_PLACE, nullptr, c, WEFT_INT, WEFT_SUM, w, WEFT_ERR_BUFFER, "recvbuf NULL in place", "recvbuf");
+    rs(s, WEFT_IN_PLACE, c, WEFT_INT, WEFT_SUM, w, WEFT_ERR_BUFFER, "recvbuf WEFT_IN_PLACE", "recvbuf");
     rs(s, r, c, WEFT_INT, WEFT_SUM, static_cast<weft_comm>(0x7777), WEFT_ERR_COMM, "a garbage communicator");
     std::vector<size_t> huge(n, 1);
     huge[0] = SIZE_MAX / 2;
