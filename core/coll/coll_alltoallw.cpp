@@ -116,8 +116,12 @@ int coll_alltoallw_build(coll_sched &s, const char *fn, const void *sendbuf, con
     // Scratch: packed images of the derived-type blocks, and in place a copy of every block.
     size_t scratch = 0;
     for (size_t r = 0; r < static_cast<size_t>(n); ++r) {
-        if (rcv.type[r] != nullptr && !direct(*rcv.type[r])) scratch += rcv.bytes[r];
-        if (snd.type[r] != nullptr && (in_place || !direct(*snd.type[r]))) scratch += snd.bytes[r];
+        bool overflow = false;
+        if (rcv.type[r] != nullptr && !direct(*rcv.type[r]))
+            overflow |= __builtin_add_overflow(scratch, rcv.bytes[r], &scratch);
+        if (snd.type[r] != nullptr && (in_place || !direct(*snd.type[r])))
+            overflow |= __builtin_add_overflow(scratch, snd.bytes[r], &scratch);
+        if (overflow) return fail(WEFT_ERR_COUNT, "%s: the blocks to pack overflow SIZE_MAX bytes in all", fn);
     }
     char *next = nullptr;
     if (scratch != 0 && (next = s.alloc(scratch)) == nullptr) return no_mem(fn, scratch);
