@@ -9,6 +9,7 @@
 #include "coll/coll_algorithms.hpp"
 #include "coll/coll_call.hpp"
 #include "coll/coll_check.hpp"
+#include "coll/coll_more.hpp"
 #include "coll/coll_registry.hpp"
 #include "base/error.hpp"
 #include "transport/runtime.hpp"
@@ -806,4 +807,58 @@ extern "C" int weft_iexscan(const void *sendbuf, void *recvbuf, size_t count, we
                             weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_iexscan");
     return do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, true);
+}
+
+// ---- reduce_scatter and alltoallw (weft_coll_more.h): their schedules are built by
+// coll_reduce_scatter_build and coll_alltoallw_build (coll_more.hpp); here the frame every
+// collective shares ----
+
+namespace weft {
+namespace {
+
+int do_reduce_scatter(call &x, const void *in, void *out, const size_t *counts, weft_datatype type, weft_op op,
+                      weft_comm comm) {
+    if (int rc = begin(x, comm)) return rc;
+    size_t bytes = 0;
+    if (int rc = coll_reduce_scatter_build(*x.s, x.fn, in, out, counts, type, op, bytes)) return rc;
+    expect(x, coll_kind::reduce_scatter, -1, coll_check_rule::equal, bytes);
+    return launch(x);
+}
+
+int do_alltoallw(call &x, const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                 const weft_datatype *stypes, void *rbuf, const size_t *rcounts, const ptrdiff_t *rdispls,
+                 const weft_datatype *rtypes, weft_comm comm) {
+    if (int rc = begin(x, comm)) return rc;
+    if (int rc = coll_alltoallw_build(*x.s, x.fn, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes))
+        return rc;
+    expect(x, coll_kind::alltoallw, -1, coll_check_rule::none);
+    return launch(x);
+}
+
+}  // namespace
+}  // namespace weft
+
+extern "C" int weft_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                                   weft_datatype datatype, weft_op op, weft_comm comm) {
+    WEFT_BLOCKING("weft_reduce_scatter");
+    return do_reduce_scatter(x, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+extern "C" int weft_ireduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                                    weft_datatype datatype, weft_op op, weft_comm comm, weft_request *request) {
+    WEFT_NONBLOCKING("weft_ireduce_scatter");
+    return do_reduce_scatter(x, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+
+extern "C" int weft_alltoallw(const void *sendbuf, const size_t sendcounts[], const ptrdiff_t sdispls[],
+                              const weft_datatype sendtypes[], void *recvbuf, const size_t recvcounts[],
+                              const ptrdiff_t rdispls[], const weft_datatype recvtypes[], weft_comm comm) {
+    WEFT_BLOCKING("weft_alltoallw");
+    return do_alltoallw(x, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+}
+extern "C" int weft_ialltoallw(const void *sendbuf, const size_t sendcounts[], const ptrdiff_t sdispls[],
+                               const weft_datatype sendtypes[], void *recvbuf, const size_t recvcounts[],
+                               const ptrdiff_t rdispls[], const weft_datatype recvtypes[], weft_comm comm,
+                               weft_request *request) {
+    WEFT_NONBLOCKING("weft_ialltoallw");
+    return do_alltoallw(x, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }

@@ -50,4 +50,16 @@ int coll_reduce_scatter_block_ring(coll_sched &s, const coll_args &a);
 int coll_scan_recursive_doubling(coll_sched &s, const coll_args &a);
 int coll_scan_linear(coll_sched &s, const coll_args &a);
 
+// reduce_scatter (coll_reduce_scatter.cpp).  in: a.count elements (every rank's block, rank r's
+// a.blocks[r] elements from element a.offsets[r]); out: this rank's block.  in == out in place
+// (out then holds the whole input).
+int coll_reduce_scatter_recursive_halving(coll_sched &s, const coll_args &a);
+int coll_reduce_scatter_pairwise(coll_sched &s, const coll_args &a);
+int coll_reduce_scatter_reduce_scatterv(coll_sched &s, const coll_args &a);
+
+// alltoallw (coll_alltoallw.cpp): a.send_blocks[r] bytes at a.send_at[r] go to rank r, whose
+// a.blocks[r] bytes land at a.recv_at[r].
+int coll_alltoallw_scattered(coll_sched &s, const coll_args &a);
+int coll_alltoallw_pairwise(coll_sched &s, const coll_args &a);
+
 }  // namespace weft

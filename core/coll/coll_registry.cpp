@@ -87,6 +87,18 @@ constexpr coll_algorithm rows[] = {
     {K::scan, "linear", coll_scan_linear, nullptr, nullptr, "forced only"},
     {K::exscan, "recursive_doubling", coll_scan_recursive_doubling, always, nullptr, "auto, at every size"},
     {K::exscan, "linear", coll_scan_linear, nullptr, nullptr, "forced only"},
+
+    {K::reduce_scatter, "recursive_halving", coll_reduce_scatter_recursive_halving,
+     [](const coll_shape &s) { return s.bytes < reduce_scatter_long; }, commutative,
+     "auto below 512 KiB in all (the whole vector); needs a commutative op"},
+    {K::reduce_scatter, "pairwise", coll_reduce_scatter_pairwise, always, commutative,
+     "auto from 512 KiB in all; needs a commutative op"},
+    {K::reduce_scatter, "reduce_scatterv", coll_reduce_scatter_reduce_scatterv, nullptr, nullptr,
+     "runs instead of the others for a non-commutative op (reduce to rank 0, then scatterv); else forced only"},
+
+    {K::alltoallw, "scattered", coll_alltoallw_scattered, always, nullptr,
+     "auto: the exchanges posted 32 peers at a time"},
+    {K::alltoallw, "pairwise", coll_alltoallw_pairwise, nullptr, nullptr, "forced only: one peer pair per round"},
 };
 
 struct kind_names {
@@ -108,6 +120,8 @@ constexpr kind_names kinds[] = {
     {"reduce_scatter_block", "WEFT_COLL_REDUCE_SCATTER_BLOCK"},
     {"scan", "WEFT_COLL_SCAN"},
     {"exscan", "WEFT_COLL_EXSCAN"},
+    {"reduce_scatter", "WEFT_COLL_REDUCE_SCATTER"},
+    {"alltoallw", "WEFT_COLL_ALLTOALLW"},
 };
 constexpr size_t nkinds = static_cast<size_t>(K::count_);
 static_assert(std::size(kinds) == nkinds);

@@ -27,6 +27,8 @@ enum class coll_kind {
     reduce_scatter_block,
     scan,
     exscan,
+    reduce_scatter,  // coll_reduce_scatter.cpp
+    alltoallw,       // coll_alltoallw.cpp
     count_
 };
 
@@ -39,10 +41,14 @@ inline constexpr size_t rooted_large = 65536;        // gather, scatter: linear 
 inline constexpr size_t allgather_large = 81920;     // allgather: ring from here (block x processes)
 inline constexpr size_t alltoall_large = 32768;      // alltoall: pairwise from here (block)
 inline constexpr size_t reduce_scatter_large = 512;  // reduce_scatter_block: ring from here (block)
+
+// reduce_scatter: pairwise from here (the whole vector; MPICH's REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE)
+inline constexpr size_t reduce_scatter_long = 524288;
 }  // namespace coll_threshold
 
 // What the choice looks at, per call.  bytes: bcast, reduce, allreduce, scan: the message;
-// gather, scatter, allgather, alltoall(v), reduce_scatter_block: this process's block.
+// gather, scatter, allgather, alltoall(v), reduce_scatter_block: this process's block;
+// reduce_scatter: the whole vector (every rank's block); alltoallw: this process's receive bytes.
 struct coll_shape {
     size_t bytes = 0;
     size_t count = 0;  // elements (reductions)
@@ -61,6 +67,9 @@ struct coll_args {
     bool exclusive = false;                                        // exscan
     const size_t *blocks = nullptr, *offsets = nullptr;            // per rank (alltoall: receive)
     const size_t *send_blocks = nullptr, *send_offsets = nullptr;  // alltoall(v): send side
+    // alltoallw: each peer's block has its own address (the user's buffer or a packed image).
+    const char *const *send_at = nullptr;
+    char *const *recv_at = nullptr;
 };
 
 using coll_build_fn = int (*)(coll_sched &s, const coll_args &a);  // WEFT_SUCCESS or an error

@@ -85,6 +85,7 @@ void run_local(coll_sched &s, const coll_step &st) {
         case coll_step::kind::reduce: op_apply(s.op, st.src, st.dst, st.n); break;
         case coll_step::kind::copy: std::memmove(st.dst, st.src, st.n); break;
         case coll_step::kind::unpack: datatype_unpack(*st.type, st.src, st.n * st.type->size, st.dst, st.n); break;
+        case coll_step::kind::pack: datatype_pack(*st.type, st.src, st.n, st.dst); break;
         default: break;
     }
 }

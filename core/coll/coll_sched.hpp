@@ -18,13 +18,13 @@
 namespace weft {
 
 struct coll_step {
-    enum class kind : uint8_t { send, recv, reduce, copy, unpack };
+    enum class kind : uint8_t { send, recv, reduce, copy, unpack, pack };
     kind k;
     int peer = 0;                    // send/recv: rank in the communicator
     const void *src = nullptr;       // send data; reduce `in`; copy/unpack source
     void *dst = nullptr;             // recv buffer; reduce `inout`; copy/unpack destination
     size_t n = 0;                    // send/recv/copy: bytes; reduce: elements; unpack: elements
-    const datatype *type = nullptr;  // unpack
+    const datatype *type = nullptr;  // unpack, pack
 };
 
 struct coll_sched {
@@ -70,6 +70,11 @@ struct coll_sched {
     }
     void unpack(const void *src, void *dst, size_t count, const datatype *type) {
         add({coll_step::kind::unpack, 0, src, dst, count, type});
+    }
+    // count elements of type at src into the contiguous dst, when the step runs (not at the
+    // call): the image of a derived-type send buffer.
+    void pack(const void *src, void *dst, size_t count, const datatype *type) {
+        add({coll_step::kind::pack, 0, src, dst, count, type});
     }
     // Closes the current round; sends and receives of one round must precede its local steps.
     void end_round() {

@@ -69,7 +69,9 @@ int main(int argc, char **argv) {
                                       "ALLTOALLV",
                                       "REDUCE_SCATTER_BLOCK",
                                       "SCAN",
-                                      "EXSCAN"};
+                                      "EXSCAN",
+                                      "REDUCE_SCATTER",
+                                      "ALLTOALLW"};
         bool any = false;
         for (const char *n : names) {
             std::string var = std::string("WEFT_COLL_") + n;

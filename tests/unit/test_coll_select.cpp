@@ -24,9 +24,10 @@ using weft::coll_shape;
 
 // Sizes in bytes at element size 1 (count = bytes): each threshold t of the selection, t - 1
 // and t + 1, and allgather's whole-result threshold divided by 2..9 processes.
-const size_t sizes_1[] = {0,     1,     511,   512,   513,   8191,  8192,  8193,  9102,  9103,  10239, 10240,   10241,
-                          11702, 11703, 13653, 13654, 16383, 16384, 16385, 20479, 20480, 20481, 27306, 27307,   32767,
-                          32768, 32769, 40959, 40960, 40961, 65535, 65536, 65537, 81919, 81920, 81921, 1u << 20};
+const size_t sizes_1[] = {0,     1,     511,   512,   513,    8191,   8192,   8193,    9102,  9103,  10239,
+                          10240, 10241, 11702, 11703, 13653,  13654,  16383,  16384,   16385, 20479, 20480,
+                          20481, 27306, 27307, 32767, 32768,  32769,  40959,  40960,   40961, 65535, 65536,
+                          65537, 81919, 81920, 81921, 524287, 524288, 524289, 1u << 20};
 // Element size 4096: counts 0..10 and 16 (allreduce compares the count with the process count).
 const size_t counts_4096[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 16};
 
@@ -165,6 +166,26 @@ TEST(CollSelect, GridCrossesEveryThreshold) {
     EXPECT_EQ(pick(coll_kind::reduce_scatter_block, 511, 0, 4), "pairwise");
     EXPECT_EQ(pick(coll_kind::reduce_scatter_block, 512, 0, 4), "ring");
     EXPECT_EQ(pick(coll_kind::reduce_scatter_block, 512, 0, 4, false), "pairwise");
+    EXPECT_EQ(pick(coll_kind::reduce_scatter, 524287, 0, 4), "recursive_halving");
+    EXPECT_EQ(pick(coll_kind::reduce_scatter, 524288, 0, 4), "pairwise");
+    EXPECT_EQ(pick(coll_kind::reduce_scatter, 1, 0, 4, false), "reduce_scatterv");
+    EXPECT_EQ(pick(coll_kind::reduce_scatter, 524288, 0, 4, false), "reduce_scatterv");
+    EXPECT_EQ(pick(coll_kind::reduce_scatter, 0, 0, 1), "recursive_halving");
+    EXPECT_EQ(pick(coll_kind::alltoallw, 1u << 20, 0, 4), "scattered");
+}
+
+// Forcing an algorithm that needs a commutative op, with a non-commutative one, runs the
+// rank-ordered one instead.
+TEST(CollSelect, ReduceScatterForcedNonCommutative) {
+    auto rows = weft::coll_rows(coll_kind::reduce_scatter);
+    for (int forced : {0, 1}) {
+        coll_shape s = shape(64, 16, 4, false, true);
+        EXPECT_STREQ(weft::coll_choose(coll_kind::reduce_scatter, s, &rows[static_cast<size_t>(forced)]).name,
+                     "reduce_scatterv");
+        s.commutative = true;
+        EXPECT_STREQ(weft::coll_choose(coll_kind::reduce_scatter, s, &rows[static_cast<size_t>(forced)]).name,
+                     rows[static_cast<size_t>(forced)].name);
+    }
 }
 
 // The rows name their collective, and the names within one collective differ.
