@@ -24,6 +24,10 @@ WEFT_API int weft_reduce_scatter(const void *sendbuf, void *recvbuf, const size_
                                  weft_op op, weft_comm comm);
 WEFT_API int weft_ireduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[], weft_datatype datatype,
                                   weft_op op, weft_comm comm, weft_request *request);
+/* Persistent form (MPI-4): the schedule is built once; each weft_start replays it. */
+WEFT_API int weft_reduce_scatter_init(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                                      weft_datatype datatype, weft_op op, weft_comm comm, weft_info info,
+                                      weft_request *request);
 
 /* Alltoall with a datatype per peer: sendcounts[j] elements of sendtypes[j] at sendbuf +
  * sdispls[j] go to rank j, which receives them as recvcounts[i] elements of recvtypes[i] at
@@ -41,6 +45,10 @@ WEFT_API int weft_ialltoallw(const void *sendbuf, const size_t sendcounts[], con
                              const weft_datatype sendtypes[], void *recvbuf, const size_t recvcounts[],
                              const ptrdiff_t rdispls[], const weft_datatype recvtypes[], weft_comm comm,
                              weft_request *request);
+WEFT_API int weft_alltoallw_init(const void *sendbuf, const size_t sendcounts[], const ptrdiff_t sdispls[],
+                                 const weft_datatype sendtypes[], void *recvbuf, const size_t recvcounts[],
+                                 const ptrdiff_t rdispls[], const weft_datatype recvtypes[], weft_comm comm,
+                                 weft_info info, weft_request *request);
 
 /* inoutbuf[i] = inbuf[i] op inoutbuf[i] for count elements, locally (no communication): the
  * combination a reduction applies, with the same datatype rules (WEFT_ERR_OP for an op the

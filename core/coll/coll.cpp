@@ -814,7 +814,7 @@ extern "C" int weft_iexscan(const void *sendbuf, void *recvbuf, size_t count, we
 // collective shares ----
 
 namespace weft {
-namespace {
+namespace coll_impl {
 
 int do_reduce_scatter(call &x, const void *in, void *out, const size_t *counts, weft_datatype type, weft_op op,
                       weft_comm comm) {
@@ -835,7 +835,7 @@ int do_alltoallw(call &x, const void *sbuf, const size_t *scounts, const ptrdiff
     return launch(x);
 }
 
-}  // namespace
+}  // namespace coll_impl
 }  // namespace weft
 
 extern "C" int weft_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],

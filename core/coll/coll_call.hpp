@@ -79,6 +79,11 @@ int do_reduce_scatter_block(call &x, const void *in, void *out, size_t count, we
 int do_scan(call &x, const void *in, void *out, size_t count, weft_datatype type, weft_op op, weft_comm comm,
             bool exclusive);
 
+int do_reduce_scatter(call &x, const void *in, void *out, const size_t *counts, weft_datatype type, weft_op op,
+                      weft_comm comm);
+int do_alltoallw(call &x, const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                 const weft_datatype *stypes, void *rbuf, const size_t *rcounts, const ptrdiff_t *rdispls,
+                 const weft_datatype *rtypes, weft_comm comm);
 }  // namespace coll_impl
 
 // A persistent call's end (coll_persistent.cpp): makes the request that owns the built schedule.

@@ -10,6 +10,7 @@
 #include "comm/stream.hpp"
 #include "transport/persistent.hpp"
 #include "transport/runtime.hpp"
+#include "weft/weft_coll_more.h"
 #include "weft/weft_persist.h"
 
 namespace weft {
@@ -208,4 +209,19 @@ extern "C" int weft_exscan_init(const void *sendbuf, void *recvbuf, size_t count
                                 weft_comm comm, weft_info info, weft_request *request) {
     WEFT_PERSISTENT("weft_exscan_init");
     return do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, true);
+}
+
+extern "C" int weft_reduce_scatter_init(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                                        weft_datatype datatype, weft_op op, weft_comm comm, weft_info info,
+                                        weft_request *request) {
+    WEFT_PERSISTENT("weft_reduce_scatter_init");
+    return do_reduce_scatter(x, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+
+extern "C" int weft_alltoallw_init(const void *sendbuf, const size_t sendcounts[], const ptrdiff_t sdispls[],
+                                   const weft_datatype sendtypes[], void *recvbuf, const size_t recvcounts[],
+                                   const ptrdiff_t rdispls[], const weft_datatype recvtypes[], weft_comm comm,
+                                   weft_info info, weft_request *request) {
+    WEFT_PERSISTENT("weft_alltoallw_init");
+    return do_alltoallw(x, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }

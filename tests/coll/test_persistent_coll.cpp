@@ -13,6 +13,7 @@
 #include "error_detail.hpp"
 #include "multiprocess_main.hpp"
 #include "weft/weft.h"
+#include "weft/weft_coll_more.h"
 #include "weft/weft_persist.h"
 #include "weft_env.hpp"
 
@@ -61,7 +62,9 @@ class PersistentColl : public harness::collective_test<>, public ::testing::With
         ASSERT_EQ(rc, 0) << err(rc);
     }
     void TearDown() override {
-        if (comm_ != WEFT_COMM_NULL) EXPECT_EQ(weft_comm_free(&comm_), 0) << detail();
+        if (comm_ != WEFT_COMM_NULL) {
+            EXPECT_EQ(weft_comm_free(&comm_), 0) << detail();
+        }
         for (auto &s : streams_) EXPECT_EQ(weft_stream_free(&s), 0) << detail();
         collective_test::TearDown();
     }
@@ -125,8 +128,9 @@ TEST_P(PersistentColl, Reductions) {
     });
     ASSERT_EQ(weft_reduce_init(in.data(), out.data(), count, WEFT_INT, WEFT_MAX, 0, comm_, WEFT_INFO_NULL, &r), 0);
     replay("reduce", r, fill, [&](int run) {
-        if (me == 0)
+        if (me == 0) {
             for (int k = 0; k < count; ++k) ASSERT_EQ(out[k], val(run, n - 1, k)) << "element " << k;
+        }
     });
     ASSERT_EQ(weft_scan_init(in.data(), out.data(), count, WEFT_INT, WEFT_SUM, comm_, WEFT_INFO_NULL, &r), 0);
     replay("scan", r, fill, [&](int run) {
@@ -134,8 +138,9 @@ TEST_P(PersistentColl, Reductions) {
     });
     ASSERT_EQ(weft_exscan_init(in.data(), out.data(), count, WEFT_INT, WEFT_SUM, comm_, WEFT_INFO_NULL, &r), 0);
     replay("exscan", r, fill, [&](int run) {
-        if (me > 0)
+        if (me > 0) {
             for (int k = 0; k < count; ++k) ASSERT_EQ(out[k], sum_upto(run, me - 1, k)) << "element " << k;
+        }
     });
     // In place: the input is read from recvbuf at each start.
     ASSERT_EQ(weft_allreduce_init(WEFT_IN_PLACE, out.data(), count, WEFT_INT, WEFT_SUM, comm_, WEFT_INFO_NULL, &r), 0);
@@ -255,6 +260,63 @@ TEST_P(PersistentColl, Alltoalls) {
         "alltoall in place", r, [&](int run) { fill(in, run); }, [&](int run) { check(in, run); });
 }
 
+// reduce_scatter and alltoallw (weft_coll_more.h): uneven blocks, in place, byte displacements.
+TEST_P(PersistentColl, ReduceScatterAndAlltoallw) {
+    std::vector<size_t> counts(n);
+    size_t total = 0, mine_at = 0;
+    for (int q = 0; q < n; ++q) {
+        counts[q] = static_cast<size_t>(q + 2);
+        if (q < me) mine_at += counts[q];
+        total += counts[q];
+    }
+    std::vector<int> all(total), block(counts[me]);
+    auto fill_all = [&](int run) {
+        for (size_t k = 0; k < total; ++k) all[k] = val(run, me, static_cast<int>(k));
+    };
+    auto sum = [&](int run, size_t k) {
+        int s = 0;
+        for (int q = 0; q < n; ++q) s += val(run, q, static_cast<int>(k));
+        return s;
+    };
+    weft_request r;
+    ASSERT_EQ(weft_reduce_scatter_init(all.data(), block.data(), counts.data(), WEFT_INT, WEFT_SUM, comm_,
+                                       WEFT_INFO_NULL, &r),
+              0)
+        << detail();
+    replay("reduce_scatter", r, fill_all, [&](int run) {
+        for (size_t k = 0; k < counts[me]; ++k) ASSERT_EQ(block[k], sum(run, mine_at + k)) << "element " << k;
+    });
+    ASSERT_EQ(weft_reduce_scatter_init(WEFT_IN_PLACE, all.data(), counts.data(), WEFT_INT, WEFT_SUM, comm_,
+                                       WEFT_INFO_NULL, &r),
+              0)
+        << detail();
+    replay("reduce_scatter in place", r, fill_all, [&](int run) {
+        for (size_t k = 0; k < counts[me]; ++k) ASSERT_EQ(all[k], sum(run, mine_at + k)) << "element " << k;
+    });
+
+    // alltoallw: rank q gets 2 ints from each rank, as WEFT_INT and as WEFT_DOUBLE-sized bytes.
+    std::vector<int> out(2 * n), in(2 * n);
+    std::vector<size_t> scounts(n, 2), rcounts(n, 8);
+    std::vector<ptrdiff_t> displs(n);
+    std::vector<weft_datatype> stypes(n, WEFT_INT), rtypes(n, WEFT_BYTE);
+    for (int q = 0; q < n; ++q) displs[q] = static_cast<ptrdiff_t>(q * 2 * sizeof(int));
+    ASSERT_EQ(weft_alltoallw_init(out.data(), scounts.data(), displs.data(), stypes.data(), in.data(), rcounts.data(),
+                                  displs.data(), rtypes.data(), comm_, WEFT_INFO_NULL, &r),
+              0)
+        << detail();
+    replay(
+        "alltoallw", r,
+        [&](int run) {
+            for (int q = 0; q < n; ++q)
+                for (int k = 0; k < 2; ++k) out[q * 2 + k] = val(run, me, q * 10 + k);
+            std::fill(in.begin(), in.end(), -1);
+        },
+        [&](int run) {
+            for (int p = 0; p < n; ++p)
+                for (int k = 0; k < 2; ++k) ASSERT_EQ(in[p * 2 + k], val(run, p, me * 10 + k)) << "from " << p;
+        });
+}
+
 // A derived (strided) send type: packed again at each start; the type may be freed after init.
 TEST_P(PersistentColl, DerivedTypesPackedAtEachStart) {
     weft_datatype every_other;
@@ -323,8 +385,12 @@ TEST_P(PersistentColl, InterleavedWithOtherCollectives) {
         for (int q = 0; q < n; ++q) sum += q + run;
         ASSERT_EQ(sa, sum) << "run " << run;
         ASSERT_EQ(sb, (n - 1) * run) << "run " << run;
-        if (run % 5 == 4) ASSERT_EQ(weft_startall(2, pers), 0) << detail();
-        if (run % 5 == 4) ASSERT_EQ(weft_waitall(2, pers, WEFT_STATUSES_IGNORE), 0) << detail();
+        if (run % 5 == 4) {
+            ASSERT_EQ(weft_startall(2, pers), 0) << detail();
+        }
+        if (run % 5 == 4) {
+            ASSERT_EQ(weft_waitall(2, pers, WEFT_STATUSES_IGNORE), 0) << detail();
+        }
     }
     for (auto &r : pers) ASSERT_EQ(weft_request_free(&r), 0);
 }
