@@ -1,6 +1,8 @@
-// main() of weft-test-groups: Weft initialized once, the tests run in every process (rank 0
+// main() of weft-test-groups: Weft initialized once (at WEFT_THREAD_MULTIPLE with
+// --thread=multiple), the tests run in every process (rank 0
 // prints gtest's output, the others only their failures), one exit status agreed on.
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "groups_env.hpp"
@@ -8,8 +10,11 @@
 
 int main(int argc, char **argv) {
     ::testing::InitGoogleTest(&argc, argv);
-    if (int rc = weft_init(&argc, &argv)) {
-        std::fprintf(stderr, "weft-test-groups: weft_init: %s\n", harness::err(rc).c_str());
+    int required = WEFT_THREAD_SINGLE, provided = -1;
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--thread=multiple") == 0) required = WEFT_THREAD_MULTIPLE;
+    if (int rc = weft_init_thread(&argc, &argv, required, &provided)) {
+        std::fprintf(stderr, "weft-test-groups: weft_init_thread: %s\n", harness::err(rc).c_str());
         return 1;
     }
     const int rank = harness::world_rank(), size = harness::world_size();
