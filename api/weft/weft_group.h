@@ -50,8 +50,8 @@ WEFT_API int weft_group_excl(weft_group group, size_t n, const int ranks[], weft
  * be negative, never 0; a triplet that runs away from last (first > last with stride > 0, or
  * first < last with stride < 0) is refused (WEFT_ERR_ARG), as MPICH refuses it.  Every rank
  * named must be valid and named once (WEFT_ERR_RANK). */
-WEFT_API int weft_group_range_incl(weft_group group, size_t n, const int ranges[][3], weft_group *newgroup);
-WEFT_API int weft_group_range_excl(weft_group group, size_t n, const int ranges[][3], weft_group *newgroup);
+WEFT_API int weft_group_range_incl(weft_group group, size_t n, int ranges[][3], weft_group *newgroup);
+WEFT_API int weft_group_range_excl(weft_group group, size_t n, int ranges[][3], weft_group *newgroup);
 /* group1's members, then group2's members not in group1 (each in its group's order). */
 WEFT_API int weft_group_union(weft_group group1, weft_group group2, weft_group *newgroup);
 /* group1's members that are in group2, in group1's order. */

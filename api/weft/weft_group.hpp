@@ -106,9 +106,10 @@ class Group {
     weft_group release() noexcept { return std::exchange(h_, WEFT_GROUP_NULL); }
 
   private:
-    static const int (*triplets(std::span<const std::array<int, 3>> ranges))[3] {
+    // The C API takes int[][3], as MPI does; the triplets are only read.
+    static int (*triplets(std::span<const std::array<int, 3>> ranges))[3] {
         static_assert(sizeof(std::array<int, 3>) == 3 * sizeof(int));
-        return reinterpret_cast<const int(*)[3]>(ranges.data());
+        return reinterpret_cast<int(*)[3]>(const_cast<std::array<int, 3> *>(ranges.data()));
     }
     void reset() noexcept {
         if (h_ != WEFT_GROUP_NULL && h_ != WEFT_GROUP_EMPTY) weft_group_free(&h_);

@@ -160,7 +160,7 @@ extern "C" int weft_group_excl(weft_group handle, size_t n, const int ranks[], w
     return make_group(fn, members_not_named(*g, named), newgroup);
 }
 
-extern "C" int weft_group_range_incl(weft_group handle, size_t n, const int ranges[][3], weft_group *newgroup) {
+extern "C" int weft_group_range_incl(weft_group handle, size_t n, int ranges[][3], weft_group *newgroup) {
     static const char fn[] = "weft_group_range_incl";
     if (int rc = runtime_check(fn)) return rc;
     group *g;
@@ -172,7 +172,7 @@ extern "C" int weft_group_range_incl(weft_group handle, size_t n, const int rang
     return make_group(fn, members_at(*g, ranks), newgroup);
 }
 
-extern "C" int weft_group_range_excl(weft_group handle, size_t n, const int ranges[][3], weft_group *newgroup) {
+extern "C" int weft_group_range_excl(weft_group handle, size_t n, int ranges[][3], weft_group *newgroup) {
     static const char fn[] = "weft_group_range_excl";
     if (int rc = runtime_check(fn)) return rc;
     group *g;

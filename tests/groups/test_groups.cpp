@@ -51,19 +51,19 @@ class Groups : public job_test {
     }
     weft_group range_incl(weft_group g, std::vector<std::array<int, 3>> r) {
         weft_group n = WEFT_GROUP_NULL;
-        int rc = weft_group_range_incl(g, r.size(), reinterpret_cast<const int(*)[3]>(r.data()), &n);
+        int rc = weft_group_range_incl(g, r.size(), reinterpret_cast<int(*)[3]>(r.data()), &n);
         EXPECT_EQ(rc, 0) << err(rc);
         return keep(n);
     }
     weft_group range_excl(weft_group g, std::vector<std::array<int, 3>> r) {
         weft_group n = WEFT_GROUP_NULL;
-        int rc = weft_group_range_excl(g, r.size(), reinterpret_cast<const int(*)[3]>(r.data()), &n);
+        int rc = weft_group_range_excl(g, r.size(), reinterpret_cast<int(*)[3]>(r.data()), &n);
         EXPECT_EQ(rc, 0) << err(rc);
         return keep(n);
     }
     int range_incl_rc(weft_group g, std::vector<std::array<int, 3>> r) {
         weft_group n = WEFT_GROUP_NULL;
-        int rc = weft_group_range_incl(g, r.size(), reinterpret_cast<const int(*)[3]>(r.data()), &n);
+        int rc = weft_group_range_incl(g, r.size(), reinterpret_cast<int(*)[3]>(r.data()), &n);
         EXPECT_EQ(n, WEFT_GROUP_NULL) << "newgroup written on failure";
         if (rc == 0) keep(n);
         return rc;
