@@ -80,8 +80,9 @@ WEFT_API int weft_group_free(weft_group *group);
  * each group's members must pass the same group, and each disjoint group becomes its own
  * communicator. */
 WEFT_API int weft_comm_create(weft_comm comm, weft_group group, weft_comm *newcomm);
-/* Collective over group's members only (the calling process must be one; comm's other
- * processes do not call it and may do anything meanwhile).  Concurrent calls on overlapping
+/* Collective over group's members only: comm's other processes need not call it and may do
+ * anything meanwhile (one that calls it, as with WEFT_GROUP_EMPTY, gets WEFT_COMM_NULL at once,
+ * as in MPICH).  Concurrent calls on overlapping
  * groups, from different threads, must pass different tags (tags that differ in their low 18
  * bits: the agreement's messages carry those). */
 WEFT_API int weft_comm_create_group(weft_comm comm, weft_group group, int tag, weft_comm *newcomm);
