@@ -11,6 +11,7 @@
 #include <string>
 
 #include "weft/weft.h"
+#include "weft/weft_group.h"
 
 namespace weft {
 namespace {
@@ -109,6 +110,7 @@ const char *code_text(int code) {
         case WEFT_ERR_THREAD: return "not allowed at the provided thread level";
         case WEFT_ERR_INTERNAL: return "internal error";
         case WEFT_ERR_NO_DEVICE: return "no GPU driver or device for the queue";
+        case WEFT_ERR_GROUP: return "invalid group";
         default: return nullptr;
     }
 }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "base/handle.hpp"
@@ -47,6 +48,15 @@ struct comm : peer_group {    // world_ranks: rank in comm -> world rank
     // Collectives started on this communicator; each takes the next tag (same order everywhere).
     uint32_t coll_seq = 0;
     std::shared_ptr<coll_sched> blocking_sched;  // reused by blocking collectives
+    // weft_comm_set_name's name (comm_group.cpp): not copied with the rest of a communicator
+    // (a dup of a stream communicator starts as a copy), since MPI names do not propagate.
+    struct object_name {
+        std::string text;
+        bool set = false;
+        object_name() = default;
+        object_name(const object_name &) {}
+        object_name &operator=(const object_name &) { return *this; }
+    } name;
 };
 
 extern handle_table<comm> g_comm_table;

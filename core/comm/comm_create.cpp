@@ -7,6 +7,7 @@
 
 #include "comm/comm_allgather.hpp"
 #include "comm/comm.hpp"
+#include "comm/comm_context.hpp"
 #include "base/error.hpp"
 #include "base/handle.hpp"
 #include "transport/runtime.hpp"
@@ -16,8 +17,6 @@ namespace weft {
 
 handle_table<comm> &comm_table();
 std::shared_ptr<comm> comm_make_conventional(uint16_t context_id, int rank, std::vector<int> world_ranks);
-
-namespace {
 
 constexpr size_t mask_words = context_pairs / 64;
 
@@ -70,6 +69,8 @@ void context_release(uint16_t context_id) {
     std::lock_guard lock(r.context_mutex);
     r.context_used.reset(context_id / 2u);
 }
+
+namespace {
 
 int publish(std::shared_ptr<comm> c, weft_comm *newcomm) {
     for (stream *s : c->local_streams)
