@@ -23,11 +23,16 @@ void request_on_complete(void *context, const weft_fabric_completion_t *c) {
         : c->status;
     r->msg_tag = c->tag;
     r->msg_bytes = c->length;
+    if (__builtin_expect((c->tag & match_sync_bit) != 0, 0)) p2p_sync_completed(*r);
     r->complete.store(true, std::memory_order_release);
 }
 
 int request_finish(request &r, weft_status *status) {
     if (r.op == request::kind::coll) return coll_request_finish(r, status);
+    if (r.fabric_status == request_status_sync) {
+        r.fabric_status = WEFT_PLUGIN_OK;
+        r.endpoint->progress();  // sends the acknowledgement, if no progress has yet
+    }
     int err = WEFT_SUCCESS;
     bool cancelled = r.fabric_status == WEFT_PLUGIN_ERR_CANCELED;
     if (r.fabric_status == WEFT_PLUGIN_ERR_TRUNCATE)
