@@ -16,7 +16,9 @@ extern "C" {
  * there.  Any receive, probe or matched probe matches a synchronous message like any other;
  * the receiver's endpoint sends the acknowledgement when the receive completes there, at its
  * next progress (any call that progresses it: a wait, test, probe or blocking call).  Sends to
- * WEFT_PROC_NULL complete at once. */
+ * WEFT_PROC_NULL complete at once.  As on other sends, weft_cancel of a pending weft_issend
+ * request is refused (WEFT_ERR_UNSUPPORTED); so is that of a pending weft_isendrecv or
+ * weft_imrecv request (a matched message cannot be unmatched). */
 WEFT_API int weft_ssend(const void *buf, size_t count, weft_datatype datatype, int dest, int tag, weft_comm comm);
 WEFT_API int weft_issend(const void *buf, size_t count, weft_datatype datatype, int dest, int tag, weft_comm comm,
                          weft_request *request);

@@ -372,6 +372,7 @@ TEST_F(Sync, IsendrecvOneRequest) {
             ASSERT_EQ(weft_test(&r, &flag, WEFT_STATUS_IGNORE), 0);
             ASSERT_EQ(flag, 0);
         }
+        EXPECT_EQ(weft_cancel(&r), WEFT_ERR_UNSUPPORTED);  // as weft_sync.h says
         signal(1);
         ASSERT_EQ(weft_wait(&r, &st), 0) << detail();
         EXPECT_EQ(b, 9);
