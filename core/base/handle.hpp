@@ -20,7 +20,9 @@ enum class handle_kind : uint32_t {
     op = 6,
     pgas = 7,
     enqueue = 8,
-    group = 9
+    group = 9,
+    // 10: free
+    message = 11  // weft_message (matched probe): weft_sync.h's WEFT_MESSAGE_NO_PROC has this kind
 };
 
 constexpr uint32_t handle_kind_bits(int handle) { return static_cast<uint32_t>(handle) >> 28; }

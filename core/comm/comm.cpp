@@ -7,6 +7,7 @@
 #include "base/error.hpp"
 #include "base/finalize_hooks.hpp"
 #include "base/handle.hpp"
+#include "base/match.hpp"
 #include "transport/runtime.hpp"
 #include "comm/stream.hpp"
 
@@ -16,7 +17,7 @@ handle_table<comm> g_comm_table(handle_kind::comm, 16);
 
 handle_table<comm> &comm_table() { return g_comm_table; }
 
-uint32_t comm_implicit_vci(uint16_t context_id) { return (context_id / 2u) % rt().num_implicit; }
+uint32_t comm_implicit_vci(uint16_t context_id) { return (context_id / match_ctx_per_comm) % rt().num_implicit; }
 
 // A conventional communicator over the given world ranks.
 std::shared_ptr<comm> comm_make_conventional(uint16_t context_id, int rank, std::vector<int> world_ranks) {
@@ -44,7 +45,8 @@ int comm_init_predefined() {
     std::vector<int> all(static_cast<size_t>(r.world_size));
     std::iota(all.begin(), all.end(), 0);
     comm_table().put_predefined(handle_slot(WEFT_COMM_WORLD), comm_make_conventional(0, r.world_rank, all));
-    comm_table().put_predefined(handle_slot(WEFT_COMM_SELF), comm_make_conventional(2, 0, {r.world_rank}));
+    comm_table().put_predefined(handle_slot(WEFT_COMM_SELF),
+                                comm_make_conventional(match_ctx_per_comm, 0, {r.world_rank}));
     std::lock_guard lock(r.context_mutex);
     r.context_used.reset();
     r.context_used.set(0);
@@ -112,7 +114,7 @@ extern "C" int weft_comm_free(weft_comm *handle) {
     {
         runtime &r = rt();
         std::lock_guard lock(r.context_mutex);
-        r.context_used.reset(c->context_id / 2u);
+        r.context_used.reset(c->context_id / match_ctx_per_comm);
     }
     comm_table().erase(*handle);
     *handle = WEFT_COMM_NULL;

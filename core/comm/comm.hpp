@@ -20,7 +20,7 @@ struct stream;
 struct coll_sched;
 
 struct comm : peer_group {    // world_ranks: rank in comm -> world rank
-    uint16_t context_id = 0;  // point-to-point context; +1 is the collective context
+    uint16_t context_id = 0;  // point-to-point context; +1 collectives, +2/+3 synchronous sends (base/match.hpp)
     int rank = 0;
     int size = 0;
     bool multiplex = false;

@@ -10,6 +10,7 @@
 #include "comm/comm_context.hpp"
 #include "base/error.hpp"
 #include "base/handle.hpp"
+#include "base/match.hpp"
 #include "transport/runtime.hpp"
 #include "comm/stream.hpp"
 
@@ -19,8 +20,10 @@ handle_table<comm> &comm_table();
 std::shared_ptr<comm> comm_make_conventional(uint16_t context_id, int rank, std::vector<int> world_ranks);
 
 constexpr size_t mask_words = context_pairs / 64;
+static_assert(context_pairs * match_ctx_per_comm <= 0x10000, "every block's ids fit the 16-bit context field");
 
-// Agrees with every process of parent on a context pair free everywhere.  Threads may create
+// Agrees with every process of parent on a context id free everywhere (a block of
+// match_ctx_per_comm ids: base/match.hpp).  Threads may create
 // communicators on different parents at once, so no lock is held while communicating: a
 // process proposes from a snapshot, claims the winner locally, and all retry if any claim
 // failed (another thread took it meanwhile).
@@ -53,7 +56,7 @@ int context_alloc(comm &parent, uint16_t &context_id) {
         std::vector<uint8_t> claims(static_cast<size_t>(parent.size));
         if (int rc = comm_internal_allgather(parent, &claimed, 1, claims.data())) return rc;
         if (std::all_of(claims.begin(), claims.end(), [](uint8_t c) { return c != 0; })) {
-            context_id = static_cast<uint16_t>(pick * 2);
+            context_id = static_cast<uint16_t>(pick * match_ctx_per_comm);
             return WEFT_SUCCESS;
         }
         if (claimed) {
@@ -67,7 +70,7 @@ int context_alloc(comm &parent, uint16_t &context_id) {
 void context_release(uint16_t context_id) {
     runtime &r = rt();
     std::lock_guard lock(r.context_mutex);
-    r.context_used.reset(context_id / 2u);
+    r.context_used.reset(context_id / match_ctx_per_comm);
 }
 
 namespace {

@@ -57,8 +57,9 @@ __attribute__((always_inline)) inline int post_send(comm &c, size_t li, int dest
     return rc;
 }
 
+// also_ignore: match_sync_bit for a user receive (it matches synchronous messages too), else 0.
 __attribute__((always_inline)) inline int post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag,
-                                                    const p2p_buffer &b, request &r) {
+                                                    const p2p_buffer &b, request &r, uint64_t also_ignore) {
     // A receive from a process known dead is still posted: a message it sent before dying
     // may have arrived.  Waiting for it fails it otherwise (p2p_fail_if_peer_dead).
     r.op = request::kind::recv;
@@ -82,7 +83,7 @@ __attribute__((always_inline)) inline int post_recv(comm &c, size_t li, int sour
     uint64_t bits =
         match_bits(ctx, any_index ? 0 : static_cast<uint32_t>(src_idx), any_source ? 0 : static_cast<uint32_t>(source),
                    any_tag ? 0 : static_cast<uint32_t>(tag));
-    uint64_t ignore = match_ignore(any_source, any_tag, any_index);
+    uint64_t ignore = match_ignore(any_source, any_tag, any_index) | also_ignore;
     vci &v = *c.local[li];
     v.enter();
     int rc;
@@ -105,7 +106,7 @@ int p2p_post_send(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int t
 }
 
 int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag, const p2p_buffer &b, request &r) {
-    return post_recv(c, li, source, src_idx, ctx, tag, b, r);
+    return post_recv(c, li, source, src_idx, ctx, tag, b, r, ctx == c.context_id ? match_sync_bit : 0);
 }
 
 void p2p_fail_if_peer_dead(request &r) {
@@ -348,7 +349,7 @@ extern "C" int weft_recv(void *buf, size_t count, weft_datatype type, int source
         local_request r;
         r.endpoint = c->local[0];
         p2p_buffer b{buf, count, t, bytes};
-        if (int rc = post_recv(*c, 0, source, 0, c->context_id, tag, b, r)) return rc;
+        if (int rc = post_recv(*c, 0, source, 0, c->context_id, tag, b, r, match_sync_bit)) return rc;
         p2p_wait_local(r);
         if (__builtin_expect(r.fabric_status == WEFT_PLUGIN_OK, 1)) {
             if (status != WEFT_STATUS_IGNORE) {
@@ -435,8 +436,8 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
         r->user_count = bytes;
         r->type = nullptr;
         uint64_t bits = match_bits(c.context_id, 0, static_cast<uint32_t>(peer), static_cast<uint32_t>(tag));
-        while ((rc = v.ops->tag_recv(v.ep, const_cast<void *>(buf), bytes, bits, 0, request_context(*r))) ==
-               WEFT_PLUGIN_ERR_AGAIN)
+        while ((rc = v.ops->tag_recv(v.ep, const_cast<void *>(buf), bytes, bits, match_sync_bit,
+                                     request_context(*r))) == WEFT_PLUGIN_ERR_AGAIN)
             v.ops->ep_progress(v.ep);
         if (__builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0)) recheck_failures(v, c, peer);
         if (__builtin_expect(rc != WEFT_PLUGIN_OK, 0))
@@ -541,8 +542,9 @@ extern "C" int weft_iprobe(int source, int tag, weft_comm handle, int *flag, wef
     uint64_t msg_tag = 0;
     size_t msg_len = 0;
     v.enter();
-    v.ops->ep_progress(v.ep);
-    int rc = v.ops->tag_probe(v.ep, bits, match_ignore(any_source, any_tag, true), &found, &msg_tag, &msg_len);
+    v.progress_held();  // with the hooks: acknowledgements owed go out while a thread polls
+    int rc = v.ops->tag_probe(v.ep, bits, match_ignore(any_source, any_tag, true) | match_sync_bit, &found, &msg_tag,
+                              &msg_len);
     v.leave();
     if (rc != WEFT_PLUGIN_OK) return fail(plugin_error(rc), "weft_iprobe: the fabric's probe failed (code %d)", rc);
     *flag = found;

@@ -24,6 +24,10 @@ void request_on_complete(void *context, const weft_fabric_completion_t *c) {
         : c->status;
     r->msg_tag = c->tag;
     r->msg_bytes = c->length;
+    // The sync bit (match_sync_bit) tested in memory, one instruction with its branch: every
+    // receive pays it.
+    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && match_sync_bit == uint64_t{2} << 48);
+    if (__builtin_expect(reinterpret_cast<const unsigned char *>(&c->tag)[6] & 2, 0)) p2p_sync_completed(*r);
     r->complete.store(true, std::memory_order_release);
 }
 
@@ -34,6 +38,10 @@ int request_finish(request &r, weft_status *status) {
 
 int request_finish_op(request &r, weft_status *status) {
     if (r.op == request::kind::coll) return coll_request_finish(r, status);
+    if (r.fabric_status == request_status_sync) {
+        r.fabric_status = WEFT_PLUGIN_OK;
+        r.endpoint->progress();  // sends the acknowledgement, if no progress has yet
+    }
     int err = WEFT_SUCCESS;
     bool cancelled = r.fabric_status == WEFT_PLUGIN_ERR_CANCELED;
     if (r.fabric_status == WEFT_PLUGIN_ERR_TRUNCATE)

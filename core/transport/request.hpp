@@ -139,6 +139,13 @@ static_assert(sizeof(local_request) == (request_space_max + sizeof(request) + 63
 
 // Called by fabrics (weft_fabric_ep_attr_t::complete).
 void request_on_complete(void *context, const weft_fabric_completion_t *c);
+// Called by request_on_complete for a completion whose match bits carry the sync bit (a
+// synchronous message received, or an acknowledgement), before r is marked complete
+// (comm/p2p_sync.cpp).  A receive whose sender waits for an acknowledgement gets fabric_status
+// request_status_sync: request_finish reads it as WEFT_PLUGIN_OK, after progressing the endpoint
+// once so that the acknowledgement goes out even when the receive had completed at its post.
+void p2p_sync_completed(request &r);
+constexpr int request_status_sync = 1;  // no fabric's code: theirs are 0 and negative
 
 // Fills status (may be null) and returns the operation's error code; releases staging.
 int request_finish(request &r, weft_status *status);

@@ -17,8 +17,9 @@
 
 namespace weft {
 
-// Context ids come in pairs (2k: point-to-point, 2k+1: collectives); pair 0 is
-// WEFT_COMM_WORLD, pair 1 WEFT_COMM_SELF.
+// Context ids come in blocks of four (base/match.hpp: point-to-point, collectives, synchronous
+// sends, their acks), one per communicator, counted here; block 0 is WEFT_COMM_WORLD, block 1
+// WEFT_COMM_SELF.  (The name is older than the blocks.)
 constexpr size_t context_pairs = 4096;
 
 struct runtime {

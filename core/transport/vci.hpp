@@ -35,7 +35,7 @@ struct vci_hook {
     void (*peer_failed)(vci &v, vci_hook &self) = nullptr;
     void *state = nullptr;
 };
-constexpr unsigned vci_max_hooks = 4;
+constexpr unsigned vci_max_hooks = 8;
 
 // Runs v's hooks once (caller holds v); returns how many made progress.
 int vci_run_hooks(vci &v);
