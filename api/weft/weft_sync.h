@@ -28,6 +28,11 @@ WEFT_API int weft_stream_ssend(const void *buf, size_t count, weft_datatype data
                                int src_idx, int dst_idx);
 WEFT_API int weft_stream_issend(const void *buf, size_t count, weft_datatype datatype, int dest, int tag,
                                 weft_comm comm, int src_idx, int dst_idx, weft_request *request);
+/* Persistent synchronous sends (weft_start starts one run; see weft_send_init). */
+WEFT_API int weft_ssend_init(const void *buf, size_t count, weft_datatype datatype, int dest, int tag, weft_comm comm,
+                             weft_request *request);
+WEFT_API int weft_stream_ssend_init(const void *buf, size_t count, weft_datatype datatype, int dest, int tag,
+                                    weft_comm comm, int src_idx, int dst_idx, weft_request *request);
 
 /* ---- Send and receive in one call ----
  * The receive is posted before the send, so a ring of sendrecv calls never deadlocks.  The

@@ -42,21 +42,4 @@ void p2p_wait_local(request &r);
 // Fails a local receive r whose peer has died (caller progresses r's endpoint meanwhile).
 void p2p_fail_if_peer_dead(request &r);
 
-struct stream;
-
-// What every point-to-point entry point validates, resolved.
-struct p2p_op {
-    comm *c;
-    size_t li;     // local endpoint index
-    int peer_idx;  // the peer's endpoint index (send: dst_idx; recv: src_idx or ANY_INDEX)
-    stream *s;
-    p2p_buffer b;
-};
-
-// Checks an entry point's arguments (fn names it in the error details) and resolves them.
-// local_idx/peer_idx: the multiplex stream indexes (0, 0 for a conventional call; peer_idx may
-// be WEFT_ANY_INDEX for a receive).
-int check_p2p(const char *fn, const void *buf, size_t count, weft_datatype type, int peer, bool is_recv, int tag,
-              weft_comm handle, int local_idx, int peer_idx, p2p_op &op);
-
 }  // namespace weft

@@ -29,6 +29,7 @@
 
 #include "base/error.hpp"
 #include "base/match.hpp"
+#include "comm/p2p_persistent.hpp"
 #include "comm/stream.hpp"
 #include "transport/runtime.hpp"
 #include "weft/weft_sync.h"
@@ -381,6 +382,42 @@ int too_many(const char *fn) {
                 request_pool::max_slots - 1);
 }
 
+// Posts the parts of a synchronous send whose user request is p (a new one, or a persistent
+// request's run), holding v = c.local[op.li].  On an error nothing of it is left posted (a
+// cancelled part is released by the hook) and p is untouched.
+int post_ssend_parent(const char *fn, const p2p_op &op, int dest, int tag, request &p) {
+    comm &c = *op.c;
+    vci &v = *c.local[op.li];
+    weft_request unused;
+    request *s = p2p_request_alloc(v, nullptr, 0, nullptr, &unused);
+    request *a = s != nullptr ? p2p_request_alloc(v, nullptr, 0, nullptr, &unused) : nullptr;
+    auto *x = a != nullptr ? new (std::nothrow) compound : nullptr;
+    int rc = WEFT_SUCCESS;
+    bool a_posted = false;
+    const void *data = nullptr;
+    if (x == nullptr)
+        rc = too_many(fn);
+    else if (state_of(v, true) == nullptr)
+        rc = fail(WEFT_ERR_NO_MEM, "%s: endpoint %u has no hook left", fn, v.index);
+    else if ((rc = pack_send(*s, op.b, data)) == WEFT_SUCCESS)
+        rc = post_ssend_held(c, op.li, dest, op.peer_idx, tag, data, op.b.bytes, *s, *a, &a_posted);
+    if (rc == WEFT_SUCCESS) {
+        *x = compound{compound::kind::ssend, &p, {s, a}, nullptr, nullptr};
+        compound_queue(v, x);
+        return rc;
+    }
+    if (a_posted) {  // cancelled: released once the fabric gives it back
+        *x = compound{compound::kind::cleanup, nullptr, {a, nullptr}, nullptr, nullptr};
+        compound_queue(v, x);
+        a = nullptr;
+        x = nullptr;
+    }
+    for (request *r : {s, a})
+        if (r != nullptr) drop_part(*r);
+    delete x;
+    return rc;
+}
+
 int start_ssend(const char *fn, const p2p_op &op, int dest, int tag, weft_request *req) {
     if (req == nullptr) return fail(WEFT_ERR_ARG, "%s: request must not be NULL", fn);
     stream_use use(op.s);
@@ -399,32 +436,9 @@ int start_ssend(const char *fn, const p2p_op &op, int dest, int tag, weft_reques
         v.leave();
         return WEFT_SUCCESS;
     }
-    weft_request unused;
-    request *s = p2p_request_alloc(v, nullptr, 0, nullptr, &unused);
-    request *a = s != nullptr ? p2p_request_alloc(v, nullptr, 0, nullptr, &unused) : nullptr;
-    auto *x = a != nullptr ? new (std::nothrow) compound : nullptr;
-    int rc = WEFT_SUCCESS;
-    bool a_posted = false;
-    const void *data = nullptr;
-    if (x == nullptr)
-        rc = too_many(fn);
-    else if (state_of(v, true) == nullptr)
-        rc = fail(WEFT_ERR_NO_MEM, "%s: endpoint %u has no hook left", fn, v.index);
-    else if ((rc = pack_send(*s, op.b, data)) == WEFT_SUCCESS)
-        rc = post_ssend_held(c, op.li, dest, op.peer_idx, tag, data, op.b.bytes, *s, *a, &a_posted);
-    if (rc == WEFT_SUCCESS) {
-        *x = compound{compound::kind::ssend, p, {s, a}, nullptr, nullptr};
-        compound_queue(v, x);
-    } else {
-        if (a_posted) {  // cancelled: released once the fabric gives it back
-            *x = compound{compound::kind::cleanup, nullptr, {a, nullptr}, nullptr, nullptr};
-            compound_queue(v, x);
-            a = nullptr;
-            x = nullptr;
-        }
-        for (request *r : {p, s, a})
-            if (r != nullptr) drop_part(*r);
-        delete x;
+    int rc = post_ssend_parent(fn, op, dest, tag, *p);
+    if (rc != WEFT_SUCCESS) {
+        drop_part(*p);
         *req = WEFT_REQUEST_NULL;
     }
     v.leave();
@@ -432,6 +446,17 @@ int start_ssend(const char *fn, const p2p_op &op, int dest, int tag, weft_reques
 }
 
 }  // namespace
+
+// A run of weft_ssend_init's request (persistent_p2p::start; the stream is in use already).
+int p2p_persistent_post_ssend(const persistent_p2p &p, request &r) {
+    vci &v = *p.op.c->local[p.op.li];
+    v.enter();
+    r.op = request::kind::send;
+    int rc = post_ssend_parent("weft_start", p.op, p.peer, p.tag, r);
+    v.leave();
+    return rc;
+}
+
 }  // namespace weft
 
 using namespace weft;
@@ -463,4 +488,16 @@ extern "C" int weft_stream_issend(const void *buf, size_t count, weft_datatype t
     if (int rc = check_p2p("weft_stream_issend", buf, count, type, dest, false, tag, handle, src_idx, dst_idx, op))
         return rc;
     return start_ssend("weft_stream_issend", op, dest, tag, request);
+}
+
+extern "C" int weft_ssend_init(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
+                               weft_request *request) {
+    return p2p_persistent_init("weft_ssend_init", false, buf, count, type, dest, tag, comm, 0, 0,
+                               p2p_persistent_post_ssend, request);
+}
+
+extern "C" int weft_stream_ssend_init(const void *buf, size_t count, weft_datatype type, int dest, int tag,
+                                      weft_comm comm, int src_idx, int dst_idx, weft_request *request) {
+    return p2p_persistent_init("weft_stream_ssend_init", false, buf, count, type, dest, tag, comm, src_idx, dst_idx,
+                               p2p_persistent_post_ssend, request);
 }

@@ -12,6 +12,7 @@
 
 #include "collective_test.hpp"
 #include "error_detail.hpp"
+#include "weft/weft_persist.h"
 #include "weft/weft_sync.h"
 #include "weft/weft_sync.hpp"
 
@@ -95,6 +96,40 @@ TEST_F(Sync, IssendWaitsForTheReceive) {
             EXPECT_EQ(st.source, 0);
             EXPECT_EQ(buf[0], 7);
             EXPECT_EQ(buf[n - 1], static_cast<int>(7 + n - 1));
+        }
+    }
+}
+
+// weft_ssend_init: each run is synchronous (incomplete while the receiver has probed but not
+// posted), and the handle survives every run.
+TEST_F(Sync, PersistentSsendEachRunWaitsForTheReceive) {
+    int v = 0;
+    if (world_rank() == 0) {
+        weft_request req = WEFT_REQUEST_NULL;
+        ASSERT_EQ(weft_ssend_init(&v, 1, WEFT_INT, 1, 8, WEFT_COMM_WORLD, &req), 0) << detail();
+        const weft_request handle = req;
+        for (int run = 0; run < 5; ++run) {
+            v = 100 + run;
+            ASSERT_EQ(weft_start(&req), 0) << detail();
+            await(1);  // probed, not received
+            for (int i = 0; i < 50; ++i) {
+                int flag = 1;
+                ASSERT_EQ(weft_test(&req, &flag, WEFT_STATUS_IGNORE), 0) << detail();
+                ASSERT_EQ(flag, 0) << "run " << run << " completed before the receive was posted";
+            }
+            signal(2);
+            ASSERT_EQ(weft_wait(&req, WEFT_STATUS_IGNORE), 0) << detail();
+            ASSERT_EQ(req, handle);
+        }
+        ASSERT_EQ(weft_request_free(&req), 0) << detail();
+        EXPECT_EQ(req, WEFT_REQUEST_NULL);
+    } else {
+        for (int run = 0; run < 5; ++run) {
+            ASSERT_EQ(weft_probe(0, 8, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE), 0) << detail();
+            signal(1);
+            await(2);
+            ASSERT_EQ(weft_recv(&v, 1, WEFT_INT, 0, 8, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE), 0) << detail();
+            EXPECT_EQ(v, 100 + run);
         }
     }
 }
