@@ -10,7 +10,9 @@
 #include <cstring>
 #include <string>
 
+#include "base/error_class.hpp"
 #include "weft/weft.h"
+#include "weft/weft_errhandler.h"
 
 namespace weft {
 namespace {
@@ -71,6 +73,8 @@ int fail(int code, const char *fmt, ...) {
 
 void clear_error_detail() { error_detail.clear(); }
 
+void restore_error_detail(std::string detail) { error_detail = std::move(detail); }
+
 const std::string &current_error_detail() { return error_detail; }
 
 }  // namespace weft
@@ -109,6 +113,8 @@ const char *code_text(int code) {
         case WEFT_ERR_THREAD: return "not allowed at the provided thread level";
         case WEFT_ERR_INTERNAL: return "internal error";
         case WEFT_ERR_NO_DEVICE: return "no GPU driver or device for the queue";
+        case WEFT_ERR_GROUP: return "invalid group";
+        case WEFT_ERR_ERRHANDLER: return "invalid error handler";
         default: return nullptr;
     }
 }
@@ -127,6 +133,10 @@ extern "C" int weft_error_string(int errorcode, char *string, size_t *resultlen)
     if (string == nullptr || resultlen == nullptr)
         return weft::fail(WEFT_ERR_ARG, "weft_error_string: string and resultlen must not be NULL");
     const char *text = code_text(errorcode);
+    if (text == nullptr && weft::error_user_string(errorcode, string)) {
+        *resultlen = std::strlen(string);
+        return WEFT_SUCCESS;
+    }
     if (text == nullptr) {
         char buf[64];
         snprintf(buf, sizeof buf, "unknown error code %d", errorcode);

@@ -11,6 +11,9 @@ int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // Clears the calling thread's detail message (entry points that succeed need not call it).
 void clear_error_detail();
+// Puts back a detail saved from current_error_detail() (around a user error handler, which
+// may make calls of its own).
+void restore_error_detail(std::string detail);
 const std::string &current_error_detail();
 
 // WEFT_LOG=error|warn|info|debug (default warn).  Lines go to stderr prefixed with

@@ -19,7 +19,8 @@ enum class handle_kind : uint32_t {
     datatype = 5,
     op = 6,
     pgas = 7,
-    enqueue = 8
+    enqueue = 8,
+    errhandler = 12  // (9..11 left to the kinds other parts of issue 22 add)
 };
 
 constexpr uint32_t handle_kind_bits(int handle) { return static_cast<uint32_t>(handle) >> 28; }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/handle.hpp"
+#include "comm/errhandler.hpp"
 #include "transport/vci.hpp"
 #include "weft/weft.h"
 
@@ -47,6 +48,9 @@ struct comm : peer_group {    // world_ranks: rank in comm -> world rank
     // Collectives started on this communicator; each takes the next tag (same order everywhere).
     uint32_t coll_seq = 0;
     std::shared_ptr<coll_sched> blocking_sched;  // reused by blocking collectives
+    // Run when a call on the communicator fails (comm/errhandler.hpp); a communicator created
+    // from another starts with its parent's: child->errhandler = parent.errhandler.
+    errhandler_ref errhandler;
 };
 
 extern handle_table<comm> g_comm_table;

@@ -168,6 +168,7 @@ int create_stream_comm(comm &parent, const std::vector<stream *> &streams, const
     }
     c->peers.assign(c->local.size(), std::vector<weft_fabric_peer_t *>(c->remote.size(), nullptr));
     c->pending.assign(c->local.size(), 0);
+    c->errhandler = parent.errhandler;
     return publish(std::move(c), newcomm);
 }
 
@@ -192,8 +193,10 @@ extern "C" int weft_comm_dup(weft_comm handle, weft_comm *newcomm) {
     std::shared_ptr<comm> c;
     if (!parent->stream_comm) {
         c = comm_make_conventional(context_id, parent->rank, parent->world_ranks);
+        c->errhandler = parent->errhandler;
     } else {
-        // A dup keeps the parent's streams and endpoints; only the context differs.
+        // A dup keeps the parent's streams, endpoints and error handler; only the context
+        // differs.
         c = std::make_shared<comm>(*parent);
         c->context_id = context_id;
         uint32_t implicit = comm_implicit_vci(context_id);
@@ -235,7 +238,9 @@ extern "C" int weft_comm_split(weft_comm handle, int color, int key, weft_comm *
         if (group[i].rank == parent->rank) new_rank = static_cast<int>(i);
         world_ranks.push_back(parent->world_ranks[static_cast<size_t>(group[i].rank)]);
     }
-    return publish(comm_make_conventional(context_id, new_rank, std::move(world_ranks)), newcomm);
+    auto c = comm_make_conventional(context_id, new_rank, std::move(world_ranks));
+    c->errhandler = parent->errhandler;
+    return publish(std::move(c), newcomm);
 }
 
 extern "C" int weft_stream_comm_create(weft_comm handle, weft_stream stream_handle, weft_comm *newcomm) {
