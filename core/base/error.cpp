@@ -71,6 +71,10 @@ int fail(int code, const char *fmt, ...) {
     return code;
 }
 
+int (*no_comm_error_hook)(int code, const char *fn) = nullptr;
+
+int no_comm_error_raise(int code, const char *fn) { return no_comm_error_hook ? no_comm_error_hook(code, fn) : code; }
+
 void clear_error_detail() { error_detail.clear(); }
 
 void restore_error_detail(std::string detail) { error_detail = std::move(detail); }

@@ -158,6 +158,15 @@ int comm_error_raise(weft_comm comm, int code, const char *fn) {
     return code;
 }
 
+int comm_error_raise_at(const comm *c, int code, const char *fn) {
+    weft_comm owner = WEFT_COMM_SELF;
+    if (runtime_initialized())
+        g_comm_table.for_each([&](int handle, comm &each) {
+            if (&each == c) owner = handle;
+        });
+    return comm_error_raise(owner, code, fn);
+}
+
 int request_error_raise(const int *comm_pending, int code, const char *fn) {
     weft_comm owner = WEFT_COMM_SELF;
     if (comm_pending != nullptr && runtime_initialized()) {
@@ -167,6 +176,12 @@ int request_error_raise(const int *comm_pending, int code, const char *fn) {
     }
     return comm_error_raise(owner, code, fn);
 }
+
+// Calls with no communicator (base/error.hpp's self_error_return) come here.
+const bool no_comm_hook_installed = [] {
+    no_comm_error_hook = [](int code, const char *fn) { return comm_error_raise(WEFT_COMM_SELF, code, fn); };
+    return true;
+}();
 
 errhandler_internal_scope::errhandler_internal_scope() { ++internal_depth; }
 errhandler_internal_scope::~errhandler_internal_scope() { --internal_depth; }

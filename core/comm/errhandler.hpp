@@ -20,19 +20,36 @@
 //         int *owner = r->comm_pending;  int rc = retire(r, ...);
 //         return request_error_return(owner, rc, "weft_wait");
 //   - A call with no communicator (weft_type_*, weft_op_*, weft_info_* after init,
-//     weft_group_*, weft_stream_create ...): self_error_return(rc, "weft_x").
-// Return only once every internal lock is released: the handler may call Weft.  Return through
-// them at the outermost entry point only: when an entry point calls another public one (as
-// weft_probe calls weft_iprobe), the inner call returns the plain code, or the outer call runs
-// inside an errhandler_internal_scope, so that the handler runs once.  Core code that calls a
-// public entry point for its own purposes (a progress thread's weft_test, PGAS's weft_barrier)
-// does so inside an errhandler_internal_scope: no user handler runs there.
+//     weft_group_*, weft_stream_create ...): self_error_return(rc, "weft_x") (base/error.hpp,
+//     usable from every layer).
+// A failed runtime_check needs no dispatch (no handler runs before weft_init or after
+// weft_finalize).  Return only once every internal lock is released: the handler may call Weft.
+// Return through them at the outermost entry point only: when an entry point calls another
+// public one (as weft_probe calls weft_iprobe), call a non-dispatching inner function instead,
+// or make the calls inside an errhandler_internal_scope, so that the handler runs once.  A
+// cold entry point may simply be split in two (what enqueue_api.cpp, stream.cpp and pgas.cpp
+// do):
+//     namespace { int x_impl(args) { ...returns codes as before... } }
+//     extern "C" int weft_x(args) {
+//         int rc;
+//         {
+//             errhandler_internal_scope inner;  // its own public calls run no handler
+//             rc = x_impl(args);
+//         }
+//         return comm_error_return(comm, rc, "weft_x");
+//     }
+// (the scope is a thread-local increment: leave it out of message paths that call nothing
+// public).  Core code that calls a public entry point for its own purposes (a progress
+// thread's weft_test) does so inside an errhandler_internal_scope: no user handler runs there.
+// A hot path that no longer holds the handle at its error exit may pass the comm object:
+// comm_error_return_at(c, rc, fn) finds the handle only on error.
 //
 // A call that creates a communicator from another gives it the parent's handler:
 //     child->errhandler = parent.errhandler;
 // (weft_comm_dup, weft_comm_split and the stream communicators do; a copy of the parent's
 // struct comm copies it too).  Before weft_init and after weft_finalize no handler runs.
 #pragma once
+#include "base/error.hpp"
 #include "weft/weft.h"
 #include "weft/weft_errhandler.h"
 
@@ -59,6 +76,10 @@ class errhandler_ref {
 // Runs the handler of comm (WEFT_COMM_SELF's when comm is not a valid communicator) for code,
 // which must not be WEFT_SUCCESS, and returns code.  Cold and out of line.
 int comm_error_raise(weft_comm comm, int code, const char *fn) __attribute__((cold, noinline));
+// The same for a communicator known by its object (a hot path's error exit, where keeping the
+// handle alive would cost a register; the handle is looked up only on error).
+struct comm;
+int comm_error_raise_at(const comm *c, int code, const char *fn) __attribute__((cold, noinline));
 // The same for the communicator whose pending counter (request::comm_pending) is comm_pending.
 int request_error_raise(const int *comm_pending, int code, const char *fn) __attribute__((cold, noinline));
 
@@ -66,13 +87,13 @@ inline int comm_error_return(weft_comm comm, int code, const char *fn) {
     if (__builtin_expect(code == WEFT_SUCCESS, 1)) return WEFT_SUCCESS;
     return comm_error_raise(comm, code, fn);
 }
+inline int comm_error_return_at(const comm *c, int code, const char *fn) {
+    if (__builtin_expect(code == WEFT_SUCCESS, 1)) return WEFT_SUCCESS;
+    return comm_error_raise_at(c, code, fn);
+}
 inline int request_error_return(const int *comm_pending, int code, const char *fn) {
     if (__builtin_expect(code == WEFT_SUCCESS, 1)) return WEFT_SUCCESS;
     return request_error_raise(comm_pending, code, fn);
-}
-inline int self_error_return(int code, const char *fn) {
-    if (__builtin_expect(code == WEFT_SUCCESS, 1)) return WEFT_SUCCESS;
-    return comm_error_raise(WEFT_COMM_SELF, code, fn);
 }
 
 // While one is alive on a thread, errors raised on that thread run no handler (the code is

@@ -1,6 +1,7 @@
 // Error handlers across processes (run with 2): user handlers called with the right
 // communicator and code, inheritance through dup, split and stream communicators,
 // weft_comm_call_errhandler, WEFT_COMM_SELF for calls without a valid communicator, and misuse.
+#include <iterator>
 #include <vector>
 
 #include "error_detail.hpp"
@@ -239,6 +240,144 @@ TEST_F(Errhandler, CxxLayer) {
     EXPECT_EQ(weft::error_class(code), cls);
     weft::add_error_string(code, "from C++");
     EXPECT_THROW(weft::add_error_string(WEFT_ERR_RANK, "no"), weft::error);
+}
+
+// Failing calls run their communicator's handler and still return the code.
+TEST_F(Errhandler, FailingPointToPointCallsRunTheHandler) {
+    ASSERT_EQ(weft_comm_set_errhandler(comm_, h_), WEFT_SUCCESS);
+    int x = 0;
+    const int size = world_size();
+    weft_request req = WEFT_REQUEST_NULL;
+    EXPECT_EQ(weft_send(&x, 1, WEFT_INT, size, 0, comm_), WEFT_ERR_RANK);
+    EXPECT_EQ(weft_recv(&x, 1, WEFT_INT, 0, -5, comm_, WEFT_STATUS_IGNORE), WEFT_ERR_TAG);
+    EXPECT_EQ(weft_isend(&x, 1, WEFT_DATATYPE_NULL, 0, 0, comm_, &req), WEFT_ERR_TYPE);
+    EXPECT_EQ(weft_irecv(&x, 1, WEFT_INT, -7, 0, comm_, &req), WEFT_ERR_RANK);
+    EXPECT_EQ(weft_send(nullptr, 1, WEFT_INT, 0, 0, comm_), WEFT_ERR_BUFFER);
+    int flag = 0;
+    EXPECT_EQ(weft_iprobe(size, 0, comm_, &flag, WEFT_STATUS_IGNORE), WEFT_ERR_RANK);
+    EXPECT_EQ(weft_probe(0, WEFT_TAG_UB + 1, comm_, WEFT_STATUS_IGNORE), WEFT_ERR_TAG);
+    const int expected[] = {WEFT_ERR_RANK,   WEFT_ERR_TAG,  WEFT_ERR_TYPE, WEFT_ERR_RANK,
+                            WEFT_ERR_BUFFER, WEFT_ERR_RANK, WEFT_ERR_TAG};
+    ASSERT_EQ(calls.size(), std::size(expected));
+    for (size_t i = 0; i < calls.size(); ++i) {
+        EXPECT_EQ(calls[i].comm, comm_) << i;
+        EXPECT_EQ(calls[i].code, expected[i]) << i;
+    }
+    // The detail the handler saw names the call; the caller sees it too.
+    EXPECT_NE(calls[0].detail_inside.find("weft_send"), std::string::npos) << calls[0].detail_inside;
+    EXPECT_NE(detail().find("probe: tag"), std::string::npos) << detail();
+    // Calls that succeed run nothing; WEFT_COMM_WORLD (still WEFT_ERRORS_RETURN) runs nothing.
+    calls.clear();
+    EXPECT_EQ(weft_send(&x, 1, WEFT_INT, WEFT_PROC_NULL, 0, comm_), WEFT_SUCCESS);
+    EXPECT_EQ(weft_send(&x, 1, WEFT_INT, size, 0, WEFT_COMM_WORLD), WEFT_ERR_RANK);
+    EXPECT_TRUE(calls.empty());
+}
+
+// A request's errors go to its communicator's handler: a truncated receive, on a
+// communicator whose handler differs from the one of WEFT_COMM_WORLD.
+TEST_F(Errhandler, RequestErrorsUseTheRequestsCommunicator) {
+    ASSERT_EQ(weft_comm_set_errhandler(comm_, h_), WEFT_SUCCESS);
+    const int peer = (world_rank() + 1) % world_size(), from = (world_rank() + world_size() - 1) % world_size();
+    int two[2] = {1, 2}, one = 0;
+    for (int round = 0; round < 3; ++round) {
+        weft_request r = WEFT_REQUEST_NULL, s = WEFT_REQUEST_NULL;
+        ASSERT_EQ(weft_irecv(&one, 1, WEFT_INT, from, round, comm_, &r), WEFT_SUCCESS);
+        ASSERT_EQ(weft_isend(two, 2, WEFT_INT, peer, round, comm_, &s), WEFT_SUCCESS);
+        if (round == 0) {
+            EXPECT_EQ(weft_wait(&r, WEFT_STATUS_IGNORE), WEFT_ERR_TRUNCATE);
+            EXPECT_EQ(weft_wait(&s, WEFT_STATUS_IGNORE), WEFT_SUCCESS);
+        } else if (round == 1) {
+            weft_request both[2] = {s, r};
+            EXPECT_EQ(weft_waitall(2, both, WEFT_STATUSES_IGNORE), WEFT_ERR_TRUNCATE);
+        } else {
+            weft_request both[2] = {r, s};
+            size_t index = 0;
+            int code = WEFT_SUCCESS;
+            for (int done = 0; done < 2; ++done) {
+                int rc = weft_waitany(2, both, &index, WEFT_STATUS_IGNORE);
+                if (rc != WEFT_SUCCESS) code = rc;
+            }
+            EXPECT_EQ(code, WEFT_ERR_TRUNCATE);
+        }
+        ASSERT_EQ(calls.size(), static_cast<size_t>(round + 1)) << "round " << round;
+        EXPECT_EQ(calls[round].comm, comm_);
+        EXPECT_EQ(calls[round].code, WEFT_ERR_TRUNCATE);
+    }
+    // An invalid request has no communicator: WEFT_COMM_SELF's handler (still RETURN) runs.
+    weft_request bad = 0x4000beef;
+    EXPECT_EQ(weft_wait(&bad, WEFT_STATUS_IGNORE), WEFT_ERR_REQUEST);
+    EXPECT_EQ(calls.size(), 3u);
+    ASSERT_EQ(weft_comm_set_errhandler(WEFT_COMM_SELF, h_), WEFT_SUCCESS);
+    EXPECT_EQ(weft_wait(&bad, WEFT_STATUS_IGNORE), WEFT_ERR_REQUEST);
+    ASSERT_EQ(calls.size(), 4u);
+    EXPECT_EQ(calls[3].comm, WEFT_COMM_SELF);
+}
+
+// The same on stream and multiplex communicators (inherited handler), and for collectives and
+// communicator creation.
+TEST_F(Errhandler, StreamMultiplexCollectiveAndCreationCalls) {
+    ASSERT_EQ(weft_comm_set_errhandler(comm_, h_), WEFT_SUCCESS);
+    weft_stream st = WEFT_STREAM_NULL;
+    ASSERT_EQ(weft_stream_create(WEFT_INFO_NULL, &st), WEFT_SUCCESS);
+    weft_comm sc = WEFT_COMM_NULL, mc = WEFT_COMM_NULL;
+    ASSERT_EQ(weft_stream_comm_create(comm_, st, &sc), WEFT_SUCCESS);
+    ASSERT_EQ(weft_stream_comm_create_multiplex(comm_, 1, &st, &mc), WEFT_SUCCESS);
+    int x = 0;
+    EXPECT_EQ(weft_send(&x, 1, WEFT_INT, world_size(), 0, sc), WEFT_ERR_RANK);
+    EXPECT_EQ(weft_stream_send(&x, 1, WEFT_INT, 0, 0, mc, 0, 5), WEFT_ERR_STREAM);
+    EXPECT_EQ(weft_stream_recv(&x, 1, WEFT_INT, 0, -3, mc, 0, 0, WEFT_STATUS_IGNORE), WEFT_ERR_TAG);
+    EXPECT_EQ(weft_bcast(&x, 1, WEFT_INT, world_size(), comm_), WEFT_ERR_RANK);
+    weft_request req;
+    EXPECT_EQ(weft_iallreduce(&x, &x, 1, WEFT_INT, WEFT_OP_NULL, mc, &req), WEFT_ERR_OP);
+    EXPECT_EQ(weft_comm_dup(sc, nullptr), WEFT_ERR_ARG);
+    EXPECT_EQ(weft_comm_split(mc, 0, 0, nullptr), WEFT_ERR_ARG);
+    const weft_comm where[] = {sc, mc, mc, comm_, mc, sc, mc};
+    const int codes[] = {WEFT_ERR_RANK, WEFT_ERR_STREAM, WEFT_ERR_TAG, WEFT_ERR_RANK,
+                         WEFT_ERR_OP,   WEFT_ERR_ARG,    WEFT_ERR_ARG};
+    ASSERT_EQ(calls.size(), std::size(codes));
+    for (size_t i = 0; i < calls.size(); ++i) {
+        EXPECT_EQ(calls[i].comm, where[i]) << i;
+        EXPECT_EQ(calls[i].code, codes[i]) << i;
+    }
+    for (weft_comm *c : {&mc, &sc}) EXPECT_EQ(weft_comm_free(c), WEFT_SUCCESS);
+    EXPECT_EQ(weft_stream_free(&st), WEFT_SUCCESS);
+    // Calls with no communicator go to WEFT_COMM_SELF's handler.
+    calls.clear();
+    ASSERT_EQ(weft_comm_set_errhandler(WEFT_COMM_SELF, h_), WEFT_SUCCESS);
+    weft_stream none = WEFT_STREAM_NULL;
+    EXPECT_EQ(weft_stream_free(&none), WEFT_ERR_STREAM);
+    EXPECT_EQ(weft_comm_dup(WEFT_COMM_NULL, &sc), WEFT_ERR_COMM);
+    EXPECT_EQ(weft_type_commit(nullptr), WEFT_ERR_ARG);
+    weft_op no_op = WEFT_OP_NULL;
+    EXPECT_EQ(weft_op_free(&no_op), WEFT_ERR_OP);
+    weft_info no_info = WEFT_INFO_NULL;
+    EXPECT_EQ(weft_info_free(&no_info), WEFT_ERR_INFO);
+    weft_status st_out;
+    size_t n = 0;
+    EXPECT_EQ(weft_get_count(&st_out, WEFT_DATATYPE_NULL, &n), WEFT_ERR_TYPE);
+    const int self_codes[] = {WEFT_ERR_STREAM, WEFT_ERR_COMM, WEFT_ERR_ARG, WEFT_ERR_OP, WEFT_ERR_INFO, WEFT_ERR_TYPE};
+    ASSERT_EQ(calls.size(), std::size(self_codes));
+    for (size_t i = 0; i < calls.size(); ++i) {
+        EXPECT_EQ(calls[i].comm, WEFT_COMM_SELF) << i;
+        EXPECT_EQ(calls[i].code, self_codes[i]) << i;
+    }
+}
+
+// C++: the handler runs, then weft.hpp throws.
+TEST_F(Errhandler, CxxHandlerThenException) {
+    int seen = 0;
+    weft::Errhandler h([&](weft::Comm, int code) { seen = code; });
+    weft::Comm c(comm_);
+    weft::set_errhandler(c, h);
+    int x = 0;
+    try {
+        c.send(&x, 1, WEFT_INT, world_size(), 0);
+        ADD_FAILURE() << "no exception";
+    } catch (const weft::error &e) {
+        EXPECT_EQ(e.code(), WEFT_ERR_RANK);
+        EXPECT_NE(std::string(e.what()).find("weft_send"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(seen, WEFT_ERR_RANK);
 }
 
 }  // namespace
