@@ -272,18 +272,20 @@ extern "C" {
 
 WEFT_API int weft_type_contiguous(size_t count, weft_datatype oldtype, weft_datatype *newtype) {
     // One block of count elements.
-    return make_derived(1, count, 0, oldtype, newtype, "weft_type_contiguous");
+    return self_error_return(make_derived(1, count, 0, oldtype, newtype, "weft_type_contiguous"),
+                             "weft_type_contiguous");
 }
 
 WEFT_API int weft_type_vector(size_t count, size_t blocklength, ptrdiff_t stride, weft_datatype oldtype,
                               weft_datatype *newtype) {
-    return make_derived(count, blocklength, stride, oldtype, newtype, "weft_type_vector");
+    return self_error_return(make_derived(count, blocklength, stride, oldtype, newtype, "weft_type_vector"),
+                             "weft_type_vector");
 }
 
 WEFT_API int weft_type_commit(weft_datatype *datatype) {
-    if (datatype == nullptr) return fail(WEFT_ERR_ARG, "datatype is NULL");
+    if (datatype == nullptr) return self_error_return(fail(WEFT_ERR_ARG, "datatype is NULL"), "weft_type_commit");
     std::shared_ptr<weft::datatype> dt;
-    if (int rc = lookup(*datatype, "*datatype", dt)) return rc;
+    if (int rc = lookup(*datatype, "*datatype", dt)) return self_error_return(rc, "weft_type_commit");
     // Built-ins already are (committing them is a no-op, as in MPI); not writing to them keeps
     // the shared built-in objects free of data races.
     if (!dt->builtin) dt->committed = true;
@@ -291,32 +293,35 @@ WEFT_API int weft_type_commit(weft_datatype *datatype) {
 }
 
 WEFT_API int weft_type_free(weft_datatype *datatype) {
-    if (datatype == nullptr) return fail(WEFT_ERR_ARG, "datatype is NULL");
+    if (datatype == nullptr) return self_error_return(fail(WEFT_ERR_ARG, "datatype is NULL"), "weft_type_free");
     std::shared_ptr<weft::datatype> dt;
-    if (int rc = lookup(*datatype, "*datatype", dt)) return rc;
+    if (int rc = lookup(*datatype, "*datatype", dt)) return self_error_return(rc, "weft_type_free");
     if (dt->builtin)
-        return fail(WEFT_ERR_TYPE, "*datatype (0x%08x) is a built-in datatype and cannot be freed",
-                    static_cast<unsigned>(*datatype));
+        return self_error_return(fail(WEFT_ERR_TYPE, "*datatype (0x%08x) is a built-in datatype and cannot be freed",
+                                      static_cast<unsigned>(*datatype)),
+                                 "weft_type_free");
     // Derived types and pending operations that use it keep their own shared_ptr.
     if (!table().erase(*datatype))
-        return fail(WEFT_ERR_TYPE, "*datatype (0x%08x) was freed concurrently", static_cast<unsigned>(*datatype));
+        return self_error_return(
+            fail(WEFT_ERR_TYPE, "*datatype (0x%08x) was freed concurrently", static_cast<unsigned>(*datatype)),
+            "weft_type_free");
     *datatype = WEFT_DATATYPE_NULL;
     return WEFT_SUCCESS;
 }
 
 WEFT_API int weft_type_size(weft_datatype datatype, size_t *size) {
-    if (size == nullptr) return fail(WEFT_ERR_ARG, "size is NULL");
+    if (size == nullptr) return self_error_return(fail(WEFT_ERR_ARG, "size is NULL"), "weft_type_size");
     std::shared_ptr<weft::datatype> dt;
-    if (int rc = lookup(datatype, "datatype", dt)) return rc;
+    if (int rc = lookup(datatype, "datatype", dt)) return self_error_return(rc, "weft_type_size");
     *size = dt->size;
     return WEFT_SUCCESS;
 }
 
 WEFT_API int weft_type_get_extent(weft_datatype datatype, ptrdiff_t *lb, ptrdiff_t *extent) {
-    if (lb == nullptr) return fail(WEFT_ERR_ARG, "lb is NULL");
-    if (extent == nullptr) return fail(WEFT_ERR_ARG, "extent is NULL");
+    if (lb == nullptr) return self_error_return(fail(WEFT_ERR_ARG, "lb is NULL"), "weft_type_get_extent");
+    if (extent == nullptr) return self_error_return(fail(WEFT_ERR_ARG, "extent is NULL"), "weft_type_get_extent");
     std::shared_ptr<weft::datatype> dt;
-    if (int rc = lookup(datatype, "datatype", dt)) return rc;
+    if (int rc = lookup(datatype, "datatype", dt)) return self_error_return(rc, "weft_type_get_extent");
     *lb = dt->lb;
     *extent = dt->extent;
     return WEFT_SUCCESS;

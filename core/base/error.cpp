@@ -10,8 +10,10 @@
 #include <cstring>
 #include <string>
 
+#include "base/error_class.hpp"
 #include "weft/weft.h"
 #include "weft/weft_group.h"
+#include "weft/weft_errhandler.h"
 
 namespace weft {
 namespace {
@@ -70,7 +72,13 @@ int fail(int code, const char *fmt, ...) {
     return code;
 }
 
+int (*no_comm_error_hook)(int code, const char *fn) = nullptr;
+
+int no_comm_error_raise(int code, const char *fn) { return no_comm_error_hook ? no_comm_error_hook(code, fn) : code; }
+
 void clear_error_detail() { error_detail.clear(); }
+
+void restore_error_detail(std::string detail) { error_detail = std::move(detail); }
 
 const std::string &current_error_detail() { return error_detail; }
 
@@ -111,6 +119,7 @@ const char *code_text(int code) {
         case WEFT_ERR_INTERNAL: return "internal error";
         case WEFT_ERR_NO_DEVICE: return "no GPU driver or device for the queue";
         case WEFT_ERR_GROUP: return "invalid group";
+        case WEFT_ERR_ERRHANDLER: return "invalid error handler";
         default: return nullptr;
     }
 }
@@ -129,6 +138,10 @@ extern "C" int weft_error_string(int errorcode, char *string, size_t *resultlen)
     if (string == nullptr || resultlen == nullptr)
         return weft::fail(WEFT_ERR_ARG, "weft_error_string: string and resultlen must not be NULL");
     const char *text = code_text(errorcode);
+    if (text == nullptr && weft::error_user_string(errorcode, string)) {
+        *resultlen = std::strlen(string);
+        return WEFT_SUCCESS;
+    }
     if (text == nullptr) {
         char buf[64];
         snprintf(buf, sizeof buf, "unknown error code %d", errorcode);

@@ -11,7 +11,22 @@ int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // Clears the calling thread's detail message (entry points that succeed need not call it).
 void clear_error_detail();
+// Puts back a detail saved from current_error_detail() (around a user error handler, which
+// may make calls of its own).
+void restore_error_detail(std::string detail);
 const std::string &current_error_detail();
+
+// Calls with no communicator (datatypes, ops, info, streams...) report a failure to
+// WEFT_COMM_SELF's error handler (MPI 4.0): `return self_error_return(rc, "weft_x");` at each
+// exit that may fail (the rules are in comm/errhandler.hpp).  The handlers live in comm/,
+// which installs itself in no_comm_error_hook; until then (and in programs without comm/) the
+// code is returned as it is.
+extern int (*no_comm_error_hook)(int code, const char *fn);
+int no_comm_error_raise(int code, const char *fn) __attribute__((cold, noinline));
+inline int self_error_return(int code, const char *fn) {
+    if (__builtin_expect(code == 0, 1)) return 0;
+    return no_comm_error_raise(code, fn);
+}
 
 // WEFT_LOG=error|warn|info|debug (default warn).  Lines go to stderr prefixed with
 // "weft[<rank>] <level>:".

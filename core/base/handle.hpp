@@ -22,7 +22,8 @@ enum class handle_kind : uint32_t {
     enqueue = 8,
     group = 9,
     // 10: free
-    message = 11  // weft_message (matched probe): weft_sync.h's WEFT_MESSAGE_NO_PROC has this kind
+    message = 11,  // weft_message (matched probe): WEFT_MESSAGE_NO_PROC has this kind
+    errhandler = 12
 };
 
 constexpr uint32_t handle_kind_bits(int handle) { return static_cast<uint32_t>(handle) >> 28; }

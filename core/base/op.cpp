@@ -368,33 +368,40 @@ using namespace weft;
 extern "C" {
 
 WEFT_API int weft_op_create(weft_user_function *user_fn, int commute, weft_op *op) {
-    if (int rc = runtime_check("weft_op_create")) return rc;
-    if (user_fn == nullptr) return fail(WEFT_ERR_ARG, "weft_op_create: user_fn is NULL");
-    if (op == nullptr) return fail(WEFT_ERR_ARG, "weft_op_create: op is NULL");
+    if (int rc = runtime_check("weft_op_create")) return self_error_return(rc, "weft_op_create");
+    if (user_fn == nullptr)
+        return self_error_return(fail(WEFT_ERR_ARG, "weft_op_create: user_fn is NULL"), "weft_op_create");
+    if (op == nullptr) return self_error_return(fail(WEFT_ERR_ARG, "weft_op_create: op is NULL"), "weft_op_create");
     auto u = std::make_shared<user_op>();
     u->fn = user_fn;
     u->commutative = commute != 0;
     finalize_hook_add(op_finalize_all, finalize_prio_ops);
     int h = table().insert(std::move(u));
-    if (h == 0) return fail(WEFT_ERR_NO_MEM, "weft_op_create: too many operations (the handle table is full)");
+    if (h == 0)
+        return self_error_return(
+            fail(WEFT_ERR_NO_MEM, "weft_op_create: too many operations (the handle table is full)"), "weft_op_create");
     *op = h;
     return WEFT_SUCCESS;
 }
 
 WEFT_API int weft_op_free(weft_op *op) {
-    if (int rc = runtime_check("weft_op_free")) return rc;
-    if (op == nullptr) return fail(WEFT_ERR_ARG, "weft_op_free: op is NULL");
+    if (int rc = runtime_check("weft_op_free")) return self_error_return(rc, "weft_op_free");
+    if (op == nullptr) return self_error_return(fail(WEFT_ERR_ARG, "weft_op_free: op is NULL"), "weft_op_free");
     weft_op h = *op;
-    if (h == WEFT_OP_NULL) return fail(WEFT_ERR_OP, "weft_op_free: *op is WEFT_OP_NULL");
+    if (h == WEFT_OP_NULL)
+        return self_error_return(fail(WEFT_ERR_OP, "weft_op_free: *op is WEFT_OP_NULL"), "weft_op_free");
     if (is_predefined(h))
-        return fail(WEFT_ERR_OP, "weft_op_free: *op (%s) is a predefined operation and cannot be freed",
-                    op_names[h - WEFT_MAX]);
+        return self_error_return(
+            fail(WEFT_ERR_OP, "weft_op_free: *op (%s) is a predefined operation and cannot be freed",
+                 op_names[h - WEFT_MAX]),
+            "weft_op_free");
     // Collectives in flight hold their own reference (op_binding::user).
     if (!table().erase(h))
-        return fail(WEFT_ERR_OP,
-                    "weft_op_free: *op (0x%08x) is not a valid operation (freed, never "
-                    "created, or not an operation handle)",
-                    static_cast<unsigned>(h));
+        return self_error_return(fail(WEFT_ERR_OP,
+                                      "weft_op_free: *op (0x%08x) is not a valid operation (freed, never "
+                                      "created, or not an operation handle)",
+                                      static_cast<unsigned>(h)),
+                                 "weft_op_free");
     *op = WEFT_OP_NULL;
     return WEFT_SUCCESS;
 }

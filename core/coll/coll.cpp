@@ -13,6 +13,7 @@
 #include "coll/coll_registry.hpp"
 #include "base/error.hpp"
 #include "transport/runtime.hpp"
+#include "comm/errhandler.hpp"
 #include "comm/stream.hpp"
 
 namespace weft {
@@ -637,176 +638,210 @@ using namespace weft::coll_impl;
 
 extern "C" int weft_barrier(weft_comm comm) {
     WEFT_BLOCKING("weft_barrier");
-    return do_barrier(x, comm);
+    return comm_error_return(comm, do_barrier(x, comm), x.fn);
 }
 extern "C" int weft_ibarrier(weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_ibarrier");
-    return do_barrier(x, comm);
+    return comm_error_return(comm, do_barrier(x, comm), x.fn);
 }
 
 extern "C" int weft_bcast(void *buffer, size_t count, weft_datatype datatype, int root, weft_comm comm) {
     WEFT_BLOCKING("weft_bcast");
-    return do_bcast(x, buffer, count, datatype, root, comm);
+    return comm_error_return(comm, do_bcast(x, buffer, count, datatype, root, comm), x.fn);
 }
 extern "C" int weft_ibcast(void *buffer, size_t count, weft_datatype datatype, int root, weft_comm comm,
                            weft_request *request) {
     WEFT_NONBLOCKING("weft_ibcast");
-    return do_bcast(x, buffer, count, datatype, root, comm);
+    return comm_error_return(comm, do_bcast(x, buffer, count, datatype, root, comm), x.fn);
 }
 
 extern "C" int weft_reduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                            int root, weft_comm comm) {
     WEFT_BLOCKING("weft_reduce");
-    return do_reduce(x, sendbuf, recvbuf, count, datatype, op, root, comm);
+    return comm_error_return(comm, do_reduce(x, sendbuf, recvbuf, count, datatype, op, root, comm), x.fn);
 }
 extern "C" int weft_ireduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                             int root, weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_ireduce");
-    return do_reduce(x, sendbuf, recvbuf, count, datatype, op, root, comm);
+    return comm_error_return(comm, do_reduce(x, sendbuf, recvbuf, count, datatype, op, root, comm), x.fn);
 }
 
 extern "C" int weft_allreduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                               weft_comm comm) {
     WEFT_BLOCKING("weft_allreduce");
-    return do_allreduce(x, sendbuf, recvbuf, count, datatype, op, comm);
+    return comm_error_return(comm, do_allreduce(x, sendbuf, recvbuf, count, datatype, op, comm), x.fn);
 }
 extern "C" int weft_iallreduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                                weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_iallreduce");
-    return do_allreduce(x, sendbuf, recvbuf, count, datatype, op, comm);
+    return comm_error_return(comm, do_allreduce(x, sendbuf, recvbuf, count, datatype, op, comm), x.fn);
 }
 
 extern "C" int weft_gather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                            size_t recvcount, weft_datatype recvtype, int root, weft_comm comm) {
     WEFT_BLOCKING("weft_gather");
-    return do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root,
-                     comm);
+    return comm_error_return(
+        comm,
+        do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, comm),
+        x.fn);
 }
 extern "C" int weft_igather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                             size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_igather");
-    return do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root,
-                     comm);
+    return comm_error_return(
+        comm,
+        do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root, comm),
+        x.fn);
 }
 extern "C" int weft_gatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                             const size_t recvcounts[], const size_t displs[], weft_datatype recvtype, int root,
                             weft_comm comm) {
     WEFT_BLOCKING("weft_gatherv");
-    return do_gather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm);
+    return comm_error_return(
+        comm, do_gather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm),
+        x.fn);
 }
 extern "C" int weft_igatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                              const size_t recvcounts[], const size_t displs[], weft_datatype recvtype, int root,
                              weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_igatherv");
-    return do_gather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm);
+    return comm_error_return(
+        comm, do_gather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm),
+        x.fn);
 }
 
 extern "C" int weft_scatter(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                             size_t recvcount, weft_datatype recvtype, int root, weft_comm comm) {
     WEFT_BLOCKING("weft_scatter");
-    return do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root,
-                      comm);
+    return comm_error_return(
+        comm,
+        do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, comm),
+        x.fn);
 }
 extern "C" int weft_iscatter(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                              size_t recvcount, weft_datatype recvtype, int root, weft_comm comm,
                              weft_request *request) {
     WEFT_NONBLOCKING("weft_iscatter");
-    return do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root,
-                      comm);
+    return comm_error_return(
+        comm,
+        do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, comm),
+        x.fn);
 }
 extern "C" int weft_scatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
                              weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype, int root,
                              weft_comm comm) {
     WEFT_BLOCKING("weft_scatterv");
-    return do_scatter(x, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return comm_error_return(
+        comm, do_scatter(x, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm),
+        x.fn);
 }
 extern "C" int weft_iscatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
                               weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype, int root,
                               weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_iscatterv");
-    return do_scatter(x, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return comm_error_return(
+        comm, do_scatter(x, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm),
+        x.fn);
 }
 
 extern "C" int weft_allgather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                               size_t recvcount, weft_datatype recvtype, weft_comm comm) {
     WEFT_BLOCKING("weft_allgather");
-    return do_allgather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm);
+    return comm_error_return(
+        comm,
+        do_allgather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm),
+        x.fn);
 }
 extern "C" int weft_iallgather(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_iallgather");
-    return do_allgather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm);
+    return comm_error_return(
+        comm,
+        do_allgather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm),
+        x.fn);
 }
 extern "C" int weft_allgatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                const size_t recvcounts[], const size_t displs[], weft_datatype recvtype,
                                weft_comm comm) {
     WEFT_BLOCKING("weft_allgatherv");
-    return do_allgather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm);
+    return comm_error_return(
+        comm, do_allgather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm),
+        x.fn);
 }
 extern "C" int weft_iallgatherv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                 const size_t recvcounts[], const size_t displs[], weft_datatype recvtype,
                                 weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_iallgatherv");
-    return do_allgather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm);
+    return comm_error_return(
+        comm, do_allgather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm),
+        x.fn);
 }
 
 extern "C" int weft_alltoall(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                              size_t recvcount, weft_datatype recvtype, weft_comm comm) {
     WEFT_BLOCKING("weft_alltoall");
-    return do_alltoall(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, nullptr, nullptr,
-                       recvtype, comm);
+    return comm_error_return(comm,
+                             do_alltoall(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount,
+                                         nullptr, nullptr, recvtype, comm),
+                             x.fn);
 }
 extern "C" int weft_ialltoall(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                               size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_ialltoall");
-    return do_alltoall(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, nullptr, nullptr,
-                       recvtype, comm);
+    return comm_error_return(comm,
+                             do_alltoall(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount,
+                                         nullptr, nullptr, recvtype, comm),
+                             x.fn);
 }
 extern "C" int weft_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
                               weft_datatype sendtype, void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
                               weft_datatype recvtype, weft_comm comm) {
     WEFT_BLOCKING("weft_alltoallv");
-    return do_alltoall(x, true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype,
-                       comm);
+    return comm_error_return(comm,
+                             do_alltoall(x, true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
+                                         rdispls, recvtype, comm),
+                             x.fn);
 }
 extern "C" int weft_ialltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
                                weft_datatype sendtype, void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
                                weft_datatype recvtype, weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_ialltoallv");
-    return do_alltoall(x, true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype,
-                       comm);
+    return comm_error_return(comm,
+                             do_alltoall(x, true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
+                                         rdispls, recvtype, comm),
+                             x.fn);
 }
 
 extern "C" int weft_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t recvcount, weft_datatype datatype,
                                          weft_op op, weft_comm comm) {
     WEFT_BLOCKING("weft_reduce_scatter_block");
-    return do_reduce_scatter_block(x, sendbuf, recvbuf, recvcount, datatype, op, comm);
+    return comm_error_return(comm, do_reduce_scatter_block(x, sendbuf, recvbuf, recvcount, datatype, op, comm), x.fn);
 }
 extern "C" int weft_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t recvcount, weft_datatype datatype,
                                           weft_op op, weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_ireduce_scatter_block");
-    return do_reduce_scatter_block(x, sendbuf, recvbuf, recvcount, datatype, op, comm);
+    return comm_error_return(comm, do_reduce_scatter_block(x, sendbuf, recvbuf, recvcount, datatype, op, comm), x.fn);
 }
 
 extern "C" int weft_scan(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                          weft_comm comm) {
     WEFT_BLOCKING("weft_scan");
-    return do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, false);
+    return comm_error_return(comm, do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, false), x.fn);
 }
 extern "C" int weft_iscan(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                           weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_iscan");
-    return do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, false);
+    return comm_error_return(comm, do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, false), x.fn);
 }
 extern "C" int weft_exscan(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                            weft_comm comm) {
     WEFT_BLOCKING("weft_exscan");
-    return do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, true);
+    return comm_error_return(comm, do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, true), x.fn);
 }
 extern "C" int weft_iexscan(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                             weft_comm comm, weft_request *request) {
     WEFT_NONBLOCKING("weft_iexscan");
-    return do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, true);
+    return comm_error_return(comm, do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, true), x.fn);
 }
 
 // ---- reduce_scatter and alltoallw (weft_coll_more.h): their schedules are built by

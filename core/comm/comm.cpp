@@ -9,6 +9,7 @@
 #include "base/handle.hpp"
 #include "base/match.hpp"
 #include "transport/runtime.hpp"
+#include "comm/errhandler.hpp"
 #include "comm/stream.hpp"
 
 namespace weft {
@@ -63,8 +64,11 @@ using namespace weft;
 extern "C" int weft_comm_rank(weft_comm handle, int *rank) {
     if (int rc = runtime_check("weft_comm_rank")) return rc;
     comm *c = comm_get(handle);
-    if (c == nullptr) return fail(WEFT_ERR_COMM, "weft_comm_rank: invalid communicator handle 0x%x", handle);
-    if (rank == nullptr) return fail(WEFT_ERR_ARG, "weft_comm_rank: rank must not be NULL");
+    if (c == nullptr)
+        return comm_error_raise(handle, fail(WEFT_ERR_COMM, "weft_comm_rank: invalid communicator handle 0x%x", handle),
+                                "weft_comm_rank");
+    if (rank == nullptr)
+        return comm_error_raise(handle, fail(WEFT_ERR_ARG, "weft_comm_rank: rank must not be NULL"), "weft_comm_rank");
     *rank = c->rank;
     return WEFT_SUCCESS;
 }
@@ -72,8 +76,11 @@ extern "C" int weft_comm_rank(weft_comm handle, int *rank) {
 extern "C" int weft_comm_size(weft_comm handle, int *size) {
     if (int rc = runtime_check("weft_comm_size")) return rc;
     comm *c = comm_get(handle);
-    if (c == nullptr) return fail(WEFT_ERR_COMM, "weft_comm_size: invalid communicator handle 0x%x", handle);
-    if (size == nullptr) return fail(WEFT_ERR_ARG, "weft_comm_size: size must not be NULL");
+    if (c == nullptr)
+        return comm_error_raise(handle, fail(WEFT_ERR_COMM, "weft_comm_size: invalid communicator handle 0x%x", handle),
+                                "weft_comm_size");
+    if (size == nullptr)
+        return comm_error_raise(handle, fail(WEFT_ERR_ARG, "weft_comm_size: size must not be NULL"), "weft_comm_size");
     *size = c->size;
     return WEFT_SUCCESS;
 }
@@ -81,34 +88,51 @@ extern "C" int weft_comm_size(weft_comm handle, int *size) {
 extern "C" int weft_comm_get_stream(weft_comm handle, int idx, weft_stream *stream) {
     if (int rc = runtime_check("weft_comm_get_stream")) return rc;
     comm *c = comm_get(handle);
-    if (c == nullptr) return fail(WEFT_ERR_COMM, "weft_comm_get_stream: invalid communicator handle 0x%x", handle);
-    if (stream == nullptr) return fail(WEFT_ERR_ARG, "weft_comm_get_stream: stream must not be NULL");
+    if (c == nullptr)
+        return comm_error_raise(handle,
+                                fail(WEFT_ERR_COMM, "weft_comm_get_stream: invalid communicator handle 0x%x", handle),
+                                "weft_comm_get_stream");
+    if (stream == nullptr)
+        return comm_error_raise(handle, fail(WEFT_ERR_ARG, "weft_comm_get_stream: stream must not be NULL"),
+                                "weft_comm_get_stream");
     if (idx < 0 || static_cast<size_t>(idx) >= c->local_stream_handles.size())
-        return fail(WEFT_ERR_ARG, "weft_comm_get_stream: index %d is outside 0..%zu", idx,
-                    c->local_stream_handles.size() ? c->local_stream_handles.size() - 1 : 0);
+        return comm_error_raise(handle,
+                                fail(WEFT_ERR_ARG, "weft_comm_get_stream: index %d is outside 0..%zu", idx,
+                                     c->local_stream_handles.size() ? c->local_stream_handles.size() - 1 : 0),
+                                "weft_comm_get_stream");
     *stream = c->local_stream_handles[static_cast<size_t>(idx)];
     return WEFT_SUCCESS;
 }
 
 extern "C" int weft_comm_free(weft_comm *handle) {
     if (int rc = runtime_check("weft_comm_free")) return rc;
-    if (handle == nullptr) return fail(WEFT_ERR_ARG, "weft_comm_free: comm must not be NULL");
+    if (handle == nullptr)
+        return self_error_return(fail(WEFT_ERR_ARG, "weft_comm_free: comm must not be NULL"), "weft_comm_free");
     comm *c = comm_get(*handle);
-    if (c == nullptr) return fail(WEFT_ERR_COMM, "weft_comm_free: invalid communicator handle 0x%x", *handle);
+    if (c == nullptr)
+        return comm_error_raise(*handle,
+                                fail(WEFT_ERR_COMM, "weft_comm_free: invalid communicator handle 0x%x", *handle),
+                                "weft_comm_free");
     if (*handle == WEFT_COMM_WORLD || *handle == WEFT_COMM_SELF)
-        return fail(WEFT_ERR_COMM, "weft_comm_free: WEFT_COMM_WORLD and WEFT_COMM_SELF cannot be freed");
+        return comm_error_raise(
+            *handle, fail(WEFT_ERR_COMM, "weft_comm_free: WEFT_COMM_WORLD and WEFT_COMM_SELF cannot be freed"),
+            "weft_comm_free");
     if (c->enqueued.n.load() != 0) g_stream_queue_hooks.retire();
     if (int n = c->enqueued.n.load())
-        return fail(
-            WEFT_ERR_BUSY,
-            "weft_comm_free: %d enqueued operation(s) on the communicator's GPU queue have not "
-            "finished; synchronize the queue (and complete isend/irecv_enqueue requests with weft_wait_enqueue)",
-            n);
+        return comm_error_raise(
+            *handle,
+            fail(WEFT_ERR_BUSY,
+                 "weft_comm_free: %d enqueued operation(s) on the communicator's GPU queue have not "
+                 "finished; synchronize the queue (and complete isend/irecv_enqueue requests with weft_wait_enqueue)",
+                 n),
+            "weft_comm_free");
     int pending = std::accumulate(c->pending.begin(), c->pending.end(), 0);
     if (pending != 0)
-        return fail(WEFT_ERR_BUSY,
-                    "weft_comm_free: %d operation(s) on the communicator are still pending; complete them first",
-                    pending);
+        return comm_error_raise(
+            *handle,
+            fail(WEFT_ERR_BUSY,
+                 "weft_comm_free: %d operation(s) on the communicator are still pending; complete them first", pending),
+            "weft_comm_free");
     for (stream *s : c->local_streams)
         if (s != nullptr) s->comm_refs.fetch_sub(1);
     {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/handle.hpp"
+#include "comm/errhandler.hpp"
 #include "transport/vci.hpp"
 #include "weft/weft.h"
 
@@ -57,6 +58,9 @@ struct comm : peer_group {    // world_ranks: rank in comm -> world rank
         object_name(const object_name &) {}
         object_name &operator=(const object_name &) { return *this; }
     } name;
+    // Run when a call on the communicator fails (comm/errhandler.hpp); a communicator created
+    // from another starts with its parent's: child->errhandler = parent.errhandler.
+    errhandler_ref errhandler;
 };
 
 extern handle_table<comm> g_comm_table;

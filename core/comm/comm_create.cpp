@@ -12,6 +12,7 @@
 #include "base/handle.hpp"
 #include "base/match.hpp"
 #include "transport/runtime.hpp"
+#include "comm/errhandler.hpp"
 #include "comm/stream.hpp"
 
 namespace weft {
@@ -172,6 +173,7 @@ int create_stream_comm(comm &parent, const std::vector<stream *> &streams, const
     }
     c->peers.assign(c->local.size(), std::vector<weft_fabric_peer_t *>(c->remote.size(), nullptr));
     c->pending.assign(c->local.size(), 0);
+    c->errhandler = parent.errhandler;
     return publish(std::move(c), newcomm);
 }
 
@@ -190,14 +192,17 @@ using namespace weft;
 
 extern "C" int weft_comm_dup(weft_comm handle, weft_comm *newcomm) {
     comm *parent;
-    if (int rc = check_parent("weft_comm_dup", handle, newcomm, parent)) return rc;
+    if (int rc = check_parent("weft_comm_dup", handle, newcomm, parent))
+        return comm_error_raise(handle, rc, "weft_comm_dup");
     uint16_t context_id = 0;
-    if (int rc = context_alloc(*parent, context_id)) return rc;
+    if (int rc = context_alloc(*parent, context_id)) return comm_error_raise(handle, rc, "weft_comm_dup");
     std::shared_ptr<comm> c;
     if (!parent->stream_comm) {
         c = comm_make_conventional(context_id, parent->rank, parent->world_ranks);
+        c->errhandler = parent->errhandler;
     } else {
-        // A dup keeps the parent's streams and endpoints; only the context differs.
+        // A dup keeps the parent's streams, endpoints and error handler; only the context
+        // differs.
         c = std::make_shared<comm>(*parent);
         c->context_id = context_id;
         uint32_t implicit = comm_implicit_vci(context_id);
@@ -208,21 +213,23 @@ extern "C" int weft_comm_dup(weft_comm handle, weft_comm *newcomm) {
         for (auto &row : c->peers) std::fill(row.begin(), row.end(), nullptr);
         std::fill(c->pending.begin(), c->pending.end(), 0);
     }
-    return publish(std::move(c), newcomm);
+    return comm_error_return(handle, publish(std::move(c), newcomm), "weft_comm_dup");
 }
 
 extern "C" int weft_comm_split(weft_comm handle, int color, int key, weft_comm *newcomm) {
     comm *parent;
-    if (int rc = check_parent("weft_comm_split", handle, newcomm, parent)) return rc;
+    if (int rc = check_parent("weft_comm_split", handle, newcomm, parent))
+        return comm_error_raise(handle, rc, "weft_comm_split");
     struct entry {
         int color, key, rank;
     };
     entry mine{color < 0 ? -1 : color, key, parent->rank};
     std::vector<entry> all(static_cast<size_t>(parent->size));
-    if (int rc = comm_internal_allgather(*parent, &mine, sizeof mine, all.data())) return rc;
+    if (int rc = comm_internal_allgather(*parent, &mine, sizeof mine, all.data()))
+        return comm_error_raise(handle, rc, "weft_comm_split");
     // One context id for all colors: the groups are disjoint, so their traffic never meets.
     uint16_t context_id = 0;
-    if (int rc = context_alloc(*parent, context_id)) return rc;
+    if (int rc = context_alloc(*parent, context_id)) return comm_error_raise(handle, rc, "weft_comm_split");
     if (mine.color < 0) {
         context_release(context_id);
         *newcomm = WEFT_COMM_NULL;
@@ -239,32 +246,48 @@ extern "C" int weft_comm_split(weft_comm handle, int color, int key, weft_comm *
         if (group[i].rank == parent->rank) new_rank = static_cast<int>(i);
         world_ranks.push_back(parent->world_ranks[static_cast<size_t>(group[i].rank)]);
     }
-    return publish(comm_make_conventional(context_id, new_rank, std::move(world_ranks)), newcomm);
+    auto c = comm_make_conventional(context_id, new_rank, std::move(world_ranks));
+    c->errhandler = parent->errhandler;
+    return comm_error_return(handle, publish(std::move(c), newcomm), "weft_comm_split");
 }
 
 extern "C" int weft_stream_comm_create(weft_comm handle, weft_stream stream_handle, weft_comm *newcomm) {
     comm *parent;
-    if (int rc = check_parent("weft_stream_comm_create", handle, newcomm, parent)) return rc;
+    if (int rc = check_parent("weft_stream_comm_create", handle, newcomm, parent))
+        return comm_error_raise(handle, rc, "weft_stream_comm_create");
     stream *s = nullptr;
     if (stream_handle != WEFT_STREAM_NULL && (s = stream_get(stream_handle)) == nullptr)
-        return fail(WEFT_ERR_STREAM, "weft_stream_comm_create: invalid stream handle 0x%x", stream_handle);
-    return create_stream_comm(*parent, {s}, {stream_handle}, false, newcomm);
+        return comm_error_raise(
+            handle, fail(WEFT_ERR_STREAM, "weft_stream_comm_create: invalid stream handle 0x%x", stream_handle),
+            "weft_stream_comm_create");
+    return comm_error_return(handle, create_stream_comm(*parent, {s}, {stream_handle}, false, newcomm),
+                             "weft_stream_comm_create");
 }
 
 extern "C" int weft_stream_comm_create_multiplex(weft_comm handle, size_t count, const weft_stream streams[],
                                                  weft_comm *newcomm) {
     comm *parent;
-    if (int rc = check_parent("weft_stream_comm_create_multiplex", handle, newcomm, parent)) return rc;
+    if (int rc = check_parent("weft_stream_comm_create_multiplex", handle, newcomm, parent))
+        return comm_error_raise(handle, rc, "weft_stream_comm_create_multiplex");
     if (count > 256)
-        return fail(WEFT_ERR_ARG, "weft_stream_comm_create_multiplex: %zu streams; at most 256 per process", count);
+        return comm_error_raise(
+            handle,
+            fail(WEFT_ERR_ARG, "weft_stream_comm_create_multiplex: %zu streams; at most 256 per process", count),
+            "weft_stream_comm_create_multiplex");
     if (count != 0 && streams == nullptr)
-        return fail(WEFT_ERR_ARG, "weft_stream_comm_create_multiplex: streams is NULL but count is %zu", count);
+        return comm_error_raise(
+            handle, fail(WEFT_ERR_ARG, "weft_stream_comm_create_multiplex: streams is NULL but count is %zu", count),
+            "weft_stream_comm_create_multiplex");
     std::vector<stream *> objs(count);
     std::vector<weft_stream> handles(streams, streams + count);
     for (size_t i = 0; i < count; ++i) {
         if (streams[i] != WEFT_STREAM_NULL && (objs[i] = stream_get(streams[i])) == nullptr)
-            return fail(WEFT_ERR_STREAM, "weft_stream_comm_create_multiplex: streams[%zu] = 0x%x is not a valid stream",
-                        i, streams[i]);
+            return comm_error_raise(
+                handle,
+                fail(WEFT_ERR_STREAM, "weft_stream_comm_create_multiplex: streams[%zu] = 0x%x is not a valid stream", i,
+                     streams[i]),
+                "weft_stream_comm_create_multiplex");
     }
-    return create_stream_comm(*parent, objs, handles, true, newcomm);
+    return comm_error_return(handle, create_stream_comm(*parent, objs, handles, true, newcomm),
+                             "weft_stream_comm_create_multiplex");
 }

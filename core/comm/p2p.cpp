@@ -6,6 +6,7 @@
 #include "base/error.hpp"
 #include "base/match.hpp"
 #include "transport/runtime.hpp"
+#include "comm/errhandler.hpp"
 #include "comm/stream.hpp"
 
 namespace weft {
@@ -321,6 +322,23 @@ __attribute__((always_inline)) inline int p2p_send_now(comm &c, int dest, int ta
 }  // namespace
 }  // namespace weft
 
+namespace weft {
+namespace {
+
+// weft_send when fast_args declined: the full checker, with its error details.  Out of line, so
+// that weft_send's fast path keeps the frame it had before errors went to handlers (inline,
+// the handle kept for the handler cost it 3 instructions per call).
+__attribute__((noinline)) int send_checked(const void *buf, size_t count, weft_datatype type, int dest, int tag,
+                                           weft_comm handle) {
+    p2p_op op;
+    if (int rc = check_p2p("weft_send", buf, count, type, dest, false, tag, handle, 0, 0, op))
+        return comm_error_raise(handle, rc, "weft_send");
+    return dest == WEFT_PROC_NULL ? WEFT_SUCCESS : comm_error_return(handle, do_send(op, dest, tag), "weft_send");
+}
+
+}  // namespace
+}  // namespace weft
+
 extern "C" int weft_send(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle) {
     comm *c;
     const datatype *t;
@@ -331,13 +349,13 @@ extern "C" int weft_send(const void *buf, size_t count, weft_datatype type, int 
         local_request r;
         r.endpoint = c->local[0];
         p2p_buffer b{buf, count, t, bytes};
-        if (int rc = post_send(*c, 0, dest, 0, c->context_id, tag, b, r)) return rc;
+        if (int rc = post_send(*c, 0, dest, 0, c->context_id, tag, b, r))
+            return comm_error_raise_at(c, rc, "weft_send");
         p2p_wait_local(r);
-        return r.fabric_status == WEFT_PLUGIN_OK ? WEFT_SUCCESS : request_finish(r, WEFT_STATUS_IGNORE);
+        if (__builtin_expect(r.fabric_status == WEFT_PLUGIN_OK, 1)) return WEFT_SUCCESS;
+        return comm_error_return_at(c, request_finish(r, WEFT_STATUS_IGNORE), "weft_send");
     }
-    p2p_op op;
-    if (int rc = check_p2p("weft_send", buf, count, type, dest, false, tag, handle, 0, 0, op)) return rc;
-    return dest == WEFT_PROC_NULL ? WEFT_SUCCESS : do_send(op, dest, tag);
+    return send_checked(buf, count, type, dest, tag, handle);
 }
 
 extern "C" int weft_recv(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm handle,
@@ -349,7 +367,8 @@ extern "C" int weft_recv(void *buf, size_t count, weft_datatype type, int source
         local_request r;
         r.endpoint = c->local[0];
         p2p_buffer b{buf, count, t, bytes};
-        if (int rc = post_recv(*c, 0, source, 0, c->context_id, tag, b, r, match_sync_bit)) return rc;
+        if (int rc = post_recv(*c, 0, source, 0, c->context_id, tag, b, r, match_sync_bit))
+            return comm_error_raise_at(c, rc, "weft_recv");
         p2p_wait_local(r);
         if (__builtin_expect(r.fabric_status == WEFT_PLUGIN_OK, 1)) {
             if (status != WEFT_STATUS_IGNORE) {
@@ -365,15 +384,16 @@ extern "C" int weft_recv(void *buf, size_t count, weft_datatype type, int source
         int rc = request_finish(r, status);
         if (rc == WEFT_ERR_TRUNCATE)
             fail(rc, "weft_recv: a message of %zu bytes does not fit the %zu-byte buffer", r.msg_bytes, bytes);
-        return rc;
+        return comm_error_return_at(c, rc, "weft_recv");
     }
     p2p_op op;
-    if (int rc = check_p2p("weft_recv", buf, count, type, source, true, tag, handle, 0, 0, op)) return rc;
+    if (int rc = check_p2p("weft_recv", buf, count, type, source, true, tag, handle, 0, 0, op))
+        return comm_error_raise(handle, rc, "weft_recv");
     if (source == WEFT_PROC_NULL) {
         proc_null_status(status);
         return WEFT_SUCCESS;
     }
-    return do_recv(op, source, tag, status);
+    return comm_error_return(handle, do_recv(op, source, tag, status), "weft_recv");
 }
 
 namespace weft {
@@ -457,8 +477,9 @@ __attribute__((noinline)) int start_checked(const void *buf, size_t count, weft_
                                             weft_comm handle, weft_request *request) {
     const char *fn = is_send ? "weft_isend" : "weft_irecv";
     p2p_op op;
-    if (int rc = check_p2p(fn, buf, count, type, peer, !is_send, tag, handle, 0, 0, op)) return rc;
-    return do_start(is_send, op, type, peer, tag, request, fn);
+    if (int rc = check_p2p(fn, buf, count, type, peer, !is_send, tag, handle, 0, 0, op))
+        return comm_error_raise(handle, rc, fn);
+    return comm_error_return(handle, do_start(is_send, op, type, peer, tag, request, fn), fn);
 }
 
 }  // namespace
@@ -472,7 +493,7 @@ extern "C" int weft_isend(const void *buf, size_t count, weft_datatype type, int
     const datatype *t;
     size_t bytes;
     if (__builtin_expect(request != nullptr && fast_args(handle, type, count, buf, dest, tag, c, t, bytes), 1))
-        return start_fast<true>(*c, bytes, buf, dest, tag, request);
+        return comm_error_return(handle, start_fast<true>(*c, bytes, buf, dest, tag, request), "weft_isend");
     return start_checked<true>(buf, count, type, dest, tag, handle, request);
 }
 
@@ -482,7 +503,7 @@ extern "C" int weft_irecv(void *buf, size_t count, weft_datatype type, int sourc
     const datatype *t;
     size_t bytes;
     if (__builtin_expect(request != nullptr && fast_args(handle, type, count, buf, source, tag, c, t, bytes), 1))
-        return start_fast<false>(*c, bytes, buf, source, tag, request);
+        return comm_error_return(handle, start_fast<false>(*c, bytes, buf, source, tag, request), "weft_irecv");
     return start_checked<false>(buf, count, type, source, tag, handle, request);
 }
 
@@ -490,39 +511,43 @@ extern "C" int weft_stream_send(const void *buf, size_t count, weft_datatype typ
                                 int src_idx, int dst_idx) {
     p2p_op op;
     if (int rc = check_p2p("weft_stream_send", buf, count, type, dest, false, tag, handle, src_idx, dst_idx, op))
-        return rc;
-    return dest == WEFT_PROC_NULL ? WEFT_SUCCESS : do_send(op, dest, tag);
+        return comm_error_raise(handle, rc, "weft_stream_send");
+    return dest == WEFT_PROC_NULL ? WEFT_SUCCESS
+                                  : comm_error_return(handle, do_send(op, dest, tag), "weft_stream_send");
 }
 
 extern "C" int weft_stream_isend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
                                  int src_idx, int dst_idx, weft_request *request) {
     p2p_op op;
     if (int rc = check_p2p("weft_stream_isend", buf, count, type, dest, false, tag, handle, src_idx, dst_idx, op))
-        return rc;
-    return do_start(true, op, type, dest, tag, request, "weft_stream_isend");
+        return comm_error_raise(handle, rc, "weft_stream_isend");
+    return comm_error_return(handle, do_start(true, op, type, dest, tag, request, "weft_stream_isend"),
+                             "weft_stream_isend");
 }
 
 extern "C" int weft_stream_recv(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm handle,
                                 int src_idx, int dst_idx, weft_status *status) {
     p2p_op op;
     if (int rc = check_p2p("weft_stream_recv", buf, count, type, source, true, tag, handle, dst_idx, src_idx, op))
-        return rc;
+        return comm_error_raise(handle, rc, "weft_stream_recv");
     if (source == WEFT_PROC_NULL) {
         proc_null_status(status);
         return WEFT_SUCCESS;
     }
-    return do_recv(op, source, tag, status);
+    return comm_error_return(handle, do_recv(op, source, tag, status), "weft_stream_recv");
 }
 
 extern "C" int weft_stream_irecv(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm handle,
                                  int src_idx, int dst_idx, weft_request *request) {
     p2p_op op;
     if (int rc = check_p2p("weft_stream_irecv", buf, count, type, source, true, tag, handle, dst_idx, src_idx, op))
-        return rc;
-    return do_start(false, op, type, source, tag, request, "weft_stream_irecv");
+        return comm_error_raise(handle, rc, "weft_stream_irecv");
+    return comm_error_return(handle, do_start(false, op, type, source, tag, request, "weft_stream_irecv"),
+                             "weft_stream_irecv");
 }
 
-extern "C" int weft_iprobe(int source, int tag, weft_comm handle, int *flag, weft_status *status) {
+namespace {
+int iprobe(int source, int tag, weft_comm handle, int *flag, weft_status *status) {
     p2p_op op;
     if (int rc = check_p2p("weft_iprobe", nullptr, 0, WEFT_BYTE, source, true, tag, handle, 0, WEFT_ANY_INDEX, op))
         return rc;
@@ -558,11 +583,16 @@ extern "C" int weft_iprobe(int source, int tag, weft_comm handle, int *flag, wef
     }
     return WEFT_SUCCESS;
 }
+}  // namespace
+
+extern "C" int weft_iprobe(int source, int tag, weft_comm handle, int *flag, weft_status *status) {
+    return comm_error_return(handle, iprobe(source, tag, handle, flag, status), "weft_iprobe");
+}
 
 extern "C" int weft_probe(int source, int tag, weft_comm handle, weft_status *status) {
     int flag = 0;
     for (unsigned polls = 1;; ++polls) {
-        if (int rc = weft_iprobe(source, tag, handle, &flag, status)) return rc;
+        if (int rc = iprobe(source, tag, handle, &flag, status)) return comm_error_raise(handle, rc, "weft_probe");
         if (flag) return WEFT_SUCCESS;
         if (polls % g_polls_before_yield == 0) sched_yield();  // see vci_progress_until
     }
@@ -570,9 +600,12 @@ extern "C" int weft_probe(int source, int tag, weft_comm handle, weft_status *st
 
 extern "C" int weft_get_count(const weft_status *status, weft_datatype type, size_t *count) {
     if (status == nullptr || count == nullptr)
-        return fail(WEFT_ERR_ARG, "weft_get_count: status and count must not be NULL");
+        return self_error_return(fail(WEFT_ERR_ARG, "weft_get_count: status and count must not be NULL"),
+                                 "weft_get_count");
     const datatype *t = datatype_get(type);
-    if (t == nullptr) return fail(WEFT_ERR_TYPE, "weft_get_count: invalid datatype handle 0x%x", type);
+    if (t == nullptr)
+        return self_error_return(fail(WEFT_ERR_TYPE, "weft_get_count: invalid datatype handle 0x%x", type),
+                                 "weft_get_count");
     if (t->size == 0)
         *count = 0;
     else

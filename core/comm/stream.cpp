@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/error.hpp"
+#include "comm/errhandler.hpp"
 #include "base/handle.hpp"
 #include "base/info.hpp"
 #include "transport/runtime.hpp"
@@ -119,7 +120,8 @@ void stream_finalize_all() {
 
 using namespace weft;
 
-extern "C" int weft_stream_create(weft_info info, weft_stream *out) {
+namespace {
+int stream_create_impl(weft_info info, weft_stream *out) {
     if (int rc = runtime_check("weft_stream_create")) return rc;
     if (out == nullptr) return fail(WEFT_ERR_ARG, "weft_stream_create: stream must not be NULL");
     auto s = std::make_shared<stream>();
@@ -164,8 +166,19 @@ extern "C" int weft_stream_create(weft_info info, weft_stream *out) {
     *out = h;
     return WEFT_SUCCESS;
 }
+}  // namespace
 
-extern "C" int weft_stream_free(weft_stream *handle) {
+extern "C" int weft_stream_create(weft_info info, weft_stream *out) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = stream_create_impl(info, out);
+    }
+    return self_error_return(rc, "weft_stream_create");
+}
+
+namespace {
+int stream_free_impl(weft_stream *handle) {
     if (handle == nullptr) return fail(WEFT_ERR_ARG, "weft_stream_free: stream must not be NULL");
     stream *s;
     if (int rc = check_stream("weft_stream_free", *handle, s)) return rc;
@@ -185,8 +198,19 @@ extern "C" int weft_stream_free(weft_stream *handle) {
     *handle = WEFT_STREAM_NULL;
     return WEFT_SUCCESS;
 }
+}  // namespace
 
-extern "C" int weft_stream_progress(weft_stream handle) {
+extern "C" int weft_stream_free(weft_stream *handle) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = stream_free_impl(handle);
+    }
+    return self_error_return(rc, "weft_stream_free");
+}
+
+namespace {
+int stream_progress_impl(weft_stream handle) {
     stream *s;
     if (int rc = check_stream("weft_stream_progress", handle, s)) return rc;
     stream_use use(s);
@@ -195,8 +219,19 @@ extern "C" int weft_stream_progress(weft_stream handle) {
     return n < 0 ? fail(plugin_error(n), "weft_stream_progress: the fabric's progress failed (code %d)", n)
                  : WEFT_SUCCESS;
 }
+}  // namespace
 
-extern "C" int weft_start_progress_thread(weft_stream handle) {
+extern "C" int weft_stream_progress(weft_stream handle) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = stream_progress_impl(handle);
+    }
+    return self_error_return(rc, "weft_stream_progress");
+}
+
+namespace {
+int start_progress_thread_impl(weft_stream handle) {
     stream *s;
     if (int rc = check_stream("weft_start_progress_thread", handle, s)) return rc;
     if (s->progress_thread.joinable())
@@ -216,12 +251,33 @@ extern "C" int weft_start_progress_thread(weft_stream handle) {
     }
     return WEFT_SUCCESS;
 }
+}  // namespace
 
-extern "C" int weft_stop_progress_thread(weft_stream handle) {
+extern "C" int weft_start_progress_thread(weft_stream handle) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = start_progress_thread_impl(handle);
+    }
+    return self_error_return(rc, "weft_start_progress_thread");
+}
+
+namespace {
+int stop_progress_thread_impl(weft_stream handle) {
     stream *s;
     if (int rc = check_stream("weft_stop_progress_thread", handle, s)) return rc;
     if (!s->progress_thread.joinable())
         return fail(WEFT_ERR_ARG, "weft_stop_progress_thread: the stream has no progress thread");
     stop_thread(*s);
     return WEFT_SUCCESS;
+}
+}  // namespace
+
+extern "C" int weft_stop_progress_thread(weft_stream handle) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = stop_progress_thread_impl(handle);
+    }
+    return self_error_return(rc, "weft_stop_progress_thread");
 }

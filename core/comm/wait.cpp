@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 #include "base/handle.hpp"
+#include "comm/errhandler.hpp"
 #include "transport/persistent.hpp"
 #include "transport/runtime.hpp"
 
@@ -39,11 +40,13 @@ inline int finish(request *r, weft_status *status) {
 }
 
 // Finishes a completed request, returns it to its pool and nulls the handle.  A persistent
-// request stays, inactive, with its handle.
-int retire(request *r, weft_request *handle, weft_status *status) {
+// request stays, inactive, with its handle.  *owner: the request's communicator (its pending
+// counter) when it failed, for the error handler.
+int retire(request *r, weft_request *handle, weft_status *status, const int **owner) {
     int rc = WEFT_SUCCESS;
     if (status != WEFT_STATUS_IGNORE || !request_finish_trivial(*r)) {  // finish(r, status)
         rc = request_finish(*r, status);
+        if (__builtin_expect(rc != WEFT_SUCCESS, 0)) *owner = r->comm_pending;
         if (__builtin_expect(r->persistent, 0)) return rc;
     }
     vci &v = *r->endpoint;
@@ -73,21 +76,27 @@ using namespace weft;
 
 extern "C" int weft_wait(weft_request *handle, weft_status *status) {
     if (int rc = runtime_check("weft_wait")) return rc;
-    if (handle == nullptr) return fail(WEFT_ERR_ARG, "weft_wait: request must not be NULL");
+    if (handle == nullptr)
+        return self_error_return(fail(WEFT_ERR_ARG, "weft_wait: request must not be NULL"), "weft_wait");
     if (*handle == WEFT_REQUEST_NULL) {
         empty_status(status);
         return WEFT_SUCCESS;
     }
     request *r = request_lookup(*handle);
     if (r == nullptr)
-        return fail(WEFT_ERR_REQUEST, "weft_wait: 0x%x is not a valid request%s", *handle, request_hint(*handle));
+        return self_error_return(
+            fail(WEFT_ERR_REQUEST, "weft_wait: 0x%x is not a valid request%s", *handle, request_hint(*handle)),
+            "weft_wait");
     vci_progress_until(*r->endpoint, [&] { return done(r); });
-    return retire(r, handle, status);
+    const int *owner = nullptr;
+    int rc = retire(r, handle, status, &owner);  // sets owner: read it after
+    return request_error_return(owner, rc, "weft_wait");
 }
 
 extern "C" int weft_test(weft_request *handle, int *flag, weft_status *status) {
     if (int rc = runtime_check("weft_test")) return rc;
-    if (handle == nullptr || flag == nullptr) return fail(WEFT_ERR_ARG, "weft_test: request and flag must not be NULL");
+    if (handle == nullptr || flag == nullptr)
+        return self_error_return(fail(WEFT_ERR_ARG, "weft_test: request and flag must not be NULL"), "weft_test");
     if (*handle == WEFT_REQUEST_NULL) {
         *flag = 1;
         empty_status(status);
@@ -95,13 +104,22 @@ extern "C" int weft_test(weft_request *handle, int *flag, weft_status *status) {
     }
     request *r = request_lookup(*handle);
     if (r == nullptr)
-        return fail(WEFT_ERR_REQUEST, "weft_test: 0x%x is not a valid request%s", *handle, request_hint(*handle));
+        return self_error_return(
+            fail(WEFT_ERR_REQUEST, "weft_test: 0x%x is not a valid request%s", *handle, request_hint(*handle)),
+            "weft_test");
     if (!done(r)) r->endpoint->progress();
     *flag = done(r);
-    return *flag ? retire(r, handle, status) : WEFT_SUCCESS;
+    if (!*flag) return WEFT_SUCCESS;
+    const int *owner = nullptr;
+    int rc = retire(r, handle, status, &owner);
+    return request_error_return(owner, rc, "weft_test");
 }
 
-extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status statuses[]) {
+namespace {
+
+// weft_waitall without the error handler (weft_testall ends with it); *owner: the first failed
+// request's communicator.
+int waitall(size_t count, weft_request requests[], weft_status statuses[], const int **owner) {
     if (int rc = runtime_check("weft_waitall")) return rc;
     if (count != 0 && requests == nullptr) return fail(WEFT_ERR_ARG, "weft_waitall: requests must not be NULL");
     // Resolve (and validate) every handle once; a window of requests fits on the stack.
@@ -165,7 +183,10 @@ extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status s
                 if (reqs[i] == nullptr) {
                     empty_status(st);
                 } else if (int rc = finish(reqs[i], st)) {
-                    if (errors++ == 0) first_error = rc;
+                    if (errors++ == 0) {
+                        first_error = rc;
+                        *owner = reqs[i]->comm_pending;
+                    }
                 }
             }
         }
@@ -223,18 +244,31 @@ extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status s
             empty_status(st);
             continue;
         }
-        if (int rc = retire(reqs[i], &requests[i], st)) {
-            if (errors++ == 0) first_error = rc;
+        const int *failed = nullptr;
+        if (int rc = retire(reqs[i], &requests[i], st, &failed)) {
+            if (errors++ == 0) {
+                first_error = rc;
+                *owner = failed;
+            }
         }
     }
     if (errors == 0) return WEFT_SUCCESS;
     return statuses == WEFT_STATUSES_IGNORE ? first_error : WEFT_ERR_IN_STATUS;
 }
 
+}  // namespace
+
+extern "C" int weft_waitall(size_t count, weft_request requests[], weft_status statuses[]) {
+    const int *owner = nullptr;
+    int rc = waitall(count, requests, statuses, &owner);
+    return request_error_return(owner, rc, "weft_waitall");
+}
+
 extern "C" int weft_testall(size_t count, weft_request requests[], int *flag, weft_status statuses[]) {
     if (int rc = runtime_check("weft_testall")) return rc;
-    if (flag == nullptr) return fail(WEFT_ERR_ARG, "weft_testall: flag must not be NULL");
-    if (int rc = check_requests("weft_testall", count, requests)) return rc;
+    if (flag == nullptr)
+        return self_error_return(fail(WEFT_ERR_ARG, "weft_testall: flag must not be NULL"), "weft_testall");
+    if (int rc = check_requests("weft_testall", count, requests)) return self_error_return(rc, "weft_testall");
     bool all = true;
     for (size_t i = 0; i < count; ++i) {
         if (requests[i] == WEFT_REQUEST_NULL) continue;
@@ -244,13 +278,16 @@ extern "C" int weft_testall(size_t count, weft_request requests[], int *flag, we
     }
     *flag = all;
     if (!all) return WEFT_SUCCESS;
-    return weft_waitall(count, requests, statuses);
+    const int *owner = nullptr;
+    int rc = waitall(count, requests, statuses, &owner);
+    return request_error_return(owner, rc, "weft_testall");
 }
 
 extern "C" int weft_waitany(size_t count, weft_request requests[], size_t *index, weft_status *status) {
     if (int rc = runtime_check("weft_waitany")) return rc;
-    if (index == nullptr) return fail(WEFT_ERR_ARG, "weft_waitany: index must not be NULL");
-    if (int rc = check_requests("weft_waitany", count, requests)) return rc;
+    if (index == nullptr)
+        return self_error_return(fail(WEFT_ERR_ARG, "weft_waitany: index must not be NULL"), "weft_waitany");
+    if (int rc = check_requests("weft_waitany", count, requests)) return self_error_return(rc, "weft_waitany");
     for (unsigned polls = 1;; ++polls) {
         bool any_active = false;
         for (size_t i = 0; i < count; ++i) {
@@ -260,7 +297,9 @@ extern "C" int weft_waitany(size_t count, weft_request requests[], size_t *index
             any_active = true;
             if (done(r)) {
                 *index = i;
-                return retire(r, &requests[i], status);
+                const int *owner = nullptr;
+                int rc = retire(r, &requests[i], status, &owner);
+                return request_error_return(owner, rc, "weft_waitany");
             }
         }
         if (!any_active) {
@@ -276,12 +315,18 @@ extern "C" int weft_waitany(size_t count, weft_request requests[], size_t *index
 
 extern "C" int weft_cancel(weft_request *handle) {
     if (int rc = runtime_check("weft_cancel")) return rc;
-    if (handle == nullptr) return fail(WEFT_ERR_ARG, "weft_cancel: request must not be NULL");
+    if (handle == nullptr)
+        return self_error_return(fail(WEFT_ERR_ARG, "weft_cancel: request must not be NULL"), "weft_cancel");
     request *r = request_lookup(*handle);
     if (r == nullptr)
-        return fail(WEFT_ERR_REQUEST, "weft_cancel: 0x%x is not a valid request%s", *handle, request_hint(*handle));
+        return self_error_return(
+            fail(WEFT_ERR_REQUEST, "weft_cancel: 0x%x is not a valid request%s", *handle, request_hint(*handle)),
+            "weft_cancel");
     if (r->op == request::kind::send)
-        return fail(WEFT_ERR_UNSUPPORTED, "weft_cancel: cancelling a send is not supported (deprecated in MPI 4)");
+        return request_error_raise(
+            r->comm_pending,
+            fail(WEFT_ERR_UNSUPPORTED, "weft_cancel: cancelling a send is not supported (deprecated in MPI 4)"),
+            "weft_cancel");
     if (r->op != request::kind::recv || done(r)) return WEFT_SUCCESS;
     vci &v = *r->endpoint;
     v.enter();
@@ -289,13 +334,17 @@ extern "C" int weft_cancel(weft_request *handle) {
     v.leave();
     // NOT_FOUND: it matched meanwhile; the wait will report a normal completion.
     if (rc != WEFT_PLUGIN_OK && rc != WEFT_PLUGIN_ERR_NOT_FOUND)
-        return fail(plugin_error(rc), "weft_cancel: the fabric could not cancel the receive (code %d)", rc);
+        return request_error_raise(
+            r->comm_pending,
+            fail(plugin_error(rc), "weft_cancel: the fabric could not cancel the receive (code %d)", rc),
+            "weft_cancel");
     return WEFT_SUCCESS;
 }
 
 extern "C" int weft_test_cancelled(const weft_status *status, int *flag) {
     if (status == nullptr || flag == nullptr)
-        return fail(WEFT_ERR_ARG, "weft_test_cancelled: status and flag must not be NULL");
+        return self_error_return(fail(WEFT_ERR_ARG, "weft_test_cancelled: status and flag must not be NULL"),
+                                 "weft_test_cancelled");
     *flag = status->weft_cancelled_;
     return WEFT_SUCCESS;
 }

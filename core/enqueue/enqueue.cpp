@@ -38,6 +38,8 @@ engine &eng() {
 }
 
 int start_host_op(enqueue_op &op) {
+    // Errors go to the operation's status, not to the program's error handlers.
+    errhandler_internal_scope inner;
     switch (op.what) {
         case enqueue_op::kind::send: return weft_isend(op.sbuf, op.count, op.type, op.peer, op.tag, op.comm, &op.req);
         case enqueue_op::kind::recv: return weft_irecv(op.rbuf, op.count, op.type, op.peer, op.tag, op.comm, &op.req);
@@ -102,7 +104,11 @@ bool service(gpu_queue &q) {
         }
         int flag = 0;
         weft_status st{};
-        int rc = weft_test(&op.req, &flag, &st);
+        int rc;
+        {
+            errhandler_internal_scope inner;  // as in start_host_op
+            rc = weft_test(&op.req, &flag, &st);
+        }
         if (rc == WEFT_ERR_IN_STATUS) rc = st.error;
         if (flag || rc != WEFT_SUCCESS) {
             complete(op, rc, &st);

@@ -278,28 +278,76 @@ void enqueue_requests_clear() { requests().clear(); }
 
 using namespace weft;
 
-extern "C" int weft_send_enqueue(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm) {
+namespace {
+int send_enqueue_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm) {
     return send_common("weft_send_enqueue", buf, count, type, dest, tag, comm, nullptr);
 }
+}  // namespace
 
-extern "C" int weft_isend_enqueue(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
-                                  weft_request *request) {
+extern "C" int weft_send_enqueue(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = send_enqueue_impl(buf, count, type, dest, tag, comm);
+    }
+    return comm_error_return(comm, rc, "weft_send_enqueue");
+}
+
+namespace {
+int isend_enqueue_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
+                       weft_request *request) {
     if (request == nullptr) return fail(WEFT_ERR_ARG, "weft_isend_enqueue: request must not be NULL");
     return send_common("weft_isend_enqueue", buf, count, type, dest, tag, comm, request);
 }
+}  // namespace
+
+extern "C" int weft_isend_enqueue(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
+                                  weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = isend_enqueue_impl(buf, count, type, dest, tag, comm, request);
+    }
+    return comm_error_return(comm, rc, "weft_isend_enqueue");
+}
+
+namespace {
+int recv_enqueue_impl(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
+                      weft_status *status) {
+    return recv_common("weft_recv_enqueue", buf, count, type, source, tag, comm, status, nullptr);
+}
+}  // namespace
 
 extern "C" int weft_recv_enqueue(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
                                  weft_status *status) {
-    return recv_common("weft_recv_enqueue", buf, count, type, source, tag, comm, status, nullptr);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = recv_enqueue_impl(buf, count, type, source, tag, comm, status);
+    }
+    return comm_error_return(comm, rc, "weft_recv_enqueue");
 }
 
-extern "C" int weft_irecv_enqueue(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
-                                  weft_request *request) {
+namespace {
+int irecv_enqueue_impl(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
+                       weft_request *request) {
     if (request == nullptr) return fail(WEFT_ERR_ARG, "weft_irecv_enqueue: request must not be NULL");
     return recv_common("weft_irecv_enqueue", buf, count, type, source, tag, comm, WEFT_STATUS_IGNORE, request);
 }
+}  // namespace
 
-extern "C" int weft_waitall_enqueue(size_t count, weft_request reqs[], weft_status statuses[]) {
+extern "C" int weft_irecv_enqueue(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
+                                  weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = irecv_enqueue_impl(buf, count, type, source, tag, comm, request);
+    }
+    return comm_error_return(comm, rc, "weft_irecv_enqueue");
+}
+
+namespace {
+int waitall_enqueue_impl(size_t count, weft_request reqs[], weft_status statuses[]) {
     const char *fn = "weft_waitall_enqueue";
     if (int rc = runtime_check(fn)) return rc;
     if (count != 0 && reqs == nullptr) return fail(WEFT_ERR_ARG, "%s: requests must not be NULL", fn);
@@ -346,15 +394,37 @@ extern "C" int weft_waitall_enqueue(size_t count, weft_request reqs[], weft_stat
     }
     return rc;
 }
+}  // namespace
 
-extern "C" int weft_wait_enqueue(weft_request *request, weft_status *status) {
+extern "C" int weft_waitall_enqueue(size_t count, weft_request reqs[], weft_status statuses[]) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = waitall_enqueue_impl(count, reqs, statuses);
+    }
+    return self_error_return(rc, "weft_waitall_enqueue");
+}
+
+namespace {
+int wait_enqueue_impl(weft_request *request, weft_status *status) {
     if (request == nullptr) return fail(WEFT_ERR_ARG, "weft_wait_enqueue: request must not be NULL");
     if (status == WEFT_STATUS_IGNORE) return weft_waitall_enqueue(1, request, WEFT_STATUSES_IGNORE);
     return weft_waitall_enqueue(1, request, status);
 }
+}  // namespace
 
-extern "C" int weft_allreduce_enqueue(const void *sendbuf, void *recvbuf, size_t count, weft_datatype type, weft_op op_,
-                                      weft_comm comm) {
+extern "C" int weft_wait_enqueue(weft_request *request, weft_status *status) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = wait_enqueue_impl(request, status);
+    }
+    return self_error_return(rc, "weft_wait_enqueue");
+}
+
+namespace {
+int allreduce_enqueue_impl(const void *sendbuf, void *recvbuf, size_t count, weft_datatype type, weft_op op_,
+                           weft_comm comm) {
     const char *fn = "weft_allreduce_enqueue";
     gpu_queue *q;
     if (int rc = gpu_of(fn, comm, q)) return rc;
@@ -368,8 +438,20 @@ extern "C" int weft_allreduce_enqueue(const void *sendbuf, void *recvbuf, size_t
     op->op = op_;
     return submit(fn, *q, op, in, out, true);
 }
+}  // namespace
 
-extern "C" int weft_bcast_enqueue(void *buffer, size_t count, weft_datatype type, int root, weft_comm comm) {
+extern "C" int weft_allreduce_enqueue(const void *sendbuf, void *recvbuf, size_t count, weft_datatype type, weft_op op_,
+                                      weft_comm comm) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = allreduce_enqueue_impl(sendbuf, recvbuf, count, type, op_, comm);
+    }
+    return comm_error_return(comm, rc, "weft_allreduce_enqueue");
+}
+
+namespace {
+int bcast_enqueue_impl(void *buffer, size_t count, weft_datatype type, int root, weft_comm comm) {
     const char *fn = "weft_bcast_enqueue";
     gpu_queue *q;
     if (int rc = gpu_of(fn, comm, q)) return rc;
@@ -392,8 +474,19 @@ extern "C" int weft_bcast_enqueue(void *buffer, size_t count, weft_datatype type
     op->peer = root;
     return submit(fn, *q, op, in, out, true);
 }
+}  // namespace
 
-extern "C" int weft_barrier_enqueue(weft_comm comm) {
+extern "C" int weft_bcast_enqueue(void *buffer, size_t count, weft_datatype type, int root, weft_comm comm) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = bcast_enqueue_impl(buffer, count, type, root, comm);
+    }
+    return comm_error_return(comm, rc, "weft_bcast_enqueue");
+}
+
+namespace {
+int barrier_enqueue_impl(weft_comm comm) {
     const char *fn = "weft_barrier_enqueue";
     gpu_queue *q;
     if (int rc = gpu_of(fn, comm, q)) return rc;
@@ -402,9 +495,20 @@ extern "C" int weft_barrier_enqueue(weft_comm comm) {
     op->comm = comm;
     return submit(fn, *q, op, {}, {}, true);
 }
+}  // namespace
 
-extern "C" int weft_allgather_enqueue(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
-                                      size_t recvcount, weft_datatype recvtype, weft_comm comm) {
+extern "C" int weft_barrier_enqueue(weft_comm comm) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = barrier_enqueue_impl(comm);
+    }
+    return comm_error_return(comm, rc, "weft_barrier_enqueue");
+}
+
+namespace {
+int allgather_enqueue_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                           size_t recvcount, weft_datatype recvtype, weft_comm comm) {
     const char *fn = "weft_allgather_enqueue";
     gpu_queue *q;
     if (int rc = gpu_of(fn, comm, q)) return rc;
@@ -423,4 +527,15 @@ extern "C" int weft_allgather_enqueue(const void *sendbuf, size_t sendcount, wef
     op->rcount = recvcount;
     op->rtype = recvtype;
     return submit(fn, *q, op, in, out, true);
+}
+}  // namespace
+
+extern "C" int weft_allgather_enqueue(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                                      size_t recvcount, weft_datatype recvtype, weft_comm comm) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = allgather_enqueue_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
+    return comm_error_return(comm, rc, "weft_allgather_enqueue");
 }

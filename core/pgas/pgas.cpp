@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "base/error.hpp"
+#include "comm/errhandler.hpp"
 #include "base/finalize_hooks.hpp"
 #include "base/handle.hpp"
 #include "base/info.hpp"
@@ -169,6 +170,17 @@ int check_kernel(const char *fn, weft_pgas h, am_kernel *&k) {
     k = kernels_table().get(h);
     if (k == nullptr) return fail(WEFT_ERR_ARG, "%s: invalid PGAS kernel handle 0x%x", fn, h);
     return WEFT_SUCCESS;
+}
+
+// PGAS calls report to the error handler of their context's communicator (the dup of the one
+// given to weft_pgas_create, which inherited its handler); an invalid kernel handle to
+// WEFT_COMM_SELF's.  Looked up only on error: the message paths pay nothing.
+weft_comm pgas_comm_of(weft_pgas h) {
+    am_kernel *k = kernels_table().get(h);
+    return k != nullptr && k->ctx != nullptr ? k->ctx->dup : WEFT_COMM_SELF;
+}
+__attribute__((cold, noinline)) int pgas_error_raise(weft_pgas h, int code, const char *fn) {
+    return comm_error_raise(pgas_comm_of(h), code, fn);
 }
 
 int not_in_handler(const char *fn) {
@@ -411,7 +423,8 @@ int layout_kernels(pgas_ctx &x) {
 
 }  // namespace
 
-extern "C" int weft_pgas_create(weft_comm handle, size_t segment_size, weft_info info, weft_pgas *out) {
+namespace {
+int pgas_create_impl(weft_comm handle, size_t segment_size, weft_info info, weft_pgas *out) {
     if (int rc = runtime_check("weft_pgas_create")) return rc;
     if (out == nullptr) return fail(WEFT_ERR_ARG, "weft_pgas_create: pgas must not be NULL");
     if (comm_get(handle) == nullptr)
@@ -481,8 +494,19 @@ extern "C" int weft_pgas_create(weft_comm handle, size_t segment_size, weft_info
     *out = x->kernels[0]->handle;
     return WEFT_SUCCESS;
 }
+}  // namespace
 
-extern "C" int weft_pgas_free(weft_pgas *handle) {
+extern "C" int weft_pgas_create(weft_comm handle, size_t segment_size, weft_info info, weft_pgas *out) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = pgas_create_impl(handle, segment_size, info, out);
+    }
+    return comm_error_return(handle, rc, "weft_pgas_create");
+}
+
+namespace {
+int pgas_free_impl(weft_pgas *handle) {
     if (handle == nullptr) return fail(WEFT_ERR_ARG, "weft_pgas_free: pgas must not be NULL");
     am_kernel *k;
     if (int rc = check_kernel("weft_pgas_free", *handle, k)) return rc;
@@ -517,8 +541,20 @@ extern "C" int weft_pgas_free(weft_pgas *handle) {
     *handle = WEFT_PGAS_NULL;
     return failed != WEFT_SUCCESS ? failed : rc;
 }
+}  // namespace
 
-extern "C" int weft_pgas_get_kernel(weft_pgas h, int index, weft_pgas *kernel) {
+extern "C" int weft_pgas_free(weft_pgas *handle) {
+    weft_comm where = handle ? pgas_comm_of(*handle) : WEFT_COMM_SELF;  // gone after
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own barrier and free run no handler
+        rc = pgas_free_impl(handle);
+    }
+    return comm_error_return(where, rc, "weft_pgas_free");
+}
+
+namespace {
+int pgas_get_kernel_impl(weft_pgas h, int index, weft_pgas *kernel) {
     am_kernel *k;
     if (int rc = check_kernel("weft_pgas_get_kernel", h, k)) return rc;
     if (kernel == nullptr) return fail(WEFT_ERR_ARG, "weft_pgas_get_kernel: kernel must not be NULL");
@@ -528,17 +564,41 @@ extern "C" int weft_pgas_get_kernel(weft_pgas h, int index, weft_pgas *kernel) {
     *kernel = ks[static_cast<size_t>(index)]->handle;
     return WEFT_SUCCESS;
 }
+}  // namespace
 
-extern "C" int weft_pgas_kernel_id(weft_pgas h, int *id) {
-    return kernel_query("weft_pgas_kernel_id", "id", h, id, [](const am_kernel &k) { return static_cast<int>(k.id); });
+extern "C" int weft_pgas_get_kernel(weft_pgas h, int index, weft_pgas *kernel) {
+    int rc = pgas_get_kernel_impl(h, index, kernel);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_pgas_get_kernel");
+    return WEFT_SUCCESS;
 }
 
-extern "C" int weft_pgas_num_kernels(weft_pgas h, int *count) {
+namespace {
+int pgas_kernel_id_impl(weft_pgas h, int *id) {
+    return kernel_query("weft_pgas_kernel_id", "id", h, id, [](const am_kernel &k) { return static_cast<int>(k.id); });
+}
+}  // namespace
+
+extern "C" int weft_pgas_kernel_id(weft_pgas h, int *id) {
+    int rc = pgas_kernel_id_impl(h, id);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_pgas_kernel_id");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int pgas_num_kernels_impl(weft_pgas h, int *count) {
     return kernel_query("weft_pgas_num_kernels", "count", h, count,
                         [](const am_kernel &k) { return static_cast<int>(k.ctx->nkernels); });
 }
+}  // namespace
 
-extern "C" int weft_pgas_segment(weft_pgas h, void **base, size_t *size) {
+extern "C" int weft_pgas_num_kernels(weft_pgas h, int *count) {
+    int rc = pgas_num_kernels_impl(h, count);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_pgas_num_kernels");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int pgas_segment_impl(weft_pgas h, void **base, size_t *size) {
     am_kernel *k;
     if (int rc = check_kernel("weft_pgas_segment", h, k)) return rc;
     if (base == nullptr || size == nullptr)
@@ -547,8 +607,16 @@ extern "C" int weft_pgas_segment(weft_pgas h, void **base, size_t *size) {
     *size = k->ctx->segment_size;
     return WEFT_SUCCESS;
 }
+}  // namespace
 
-extern "C" int weft_pgas_progress(weft_pgas h) {
+extern "C" int weft_pgas_segment(weft_pgas h, void **base, size_t *size) {
+    int rc = pgas_segment_impl(h, base, size);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_pgas_segment");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int pgas_progress_impl(weft_pgas h) {
     am_kernel *k;
     if (int rc = check_kernel("weft_pgas_progress", h, k)) return rc;
     if (int rc = not_in_handler("weft_pgas_progress")) return rc;
@@ -558,8 +626,16 @@ extern "C" int weft_pgas_progress(weft_pgas h) {
     return n < 0 ? fail(plugin_error(n), "weft_pgas_progress: the fabric's progress failed (code %d)", n)
                  : WEFT_SUCCESS;
 }
+}  // namespace
 
-extern "C" int weft_pgas_wait_counter(weft_pgas h, uint64_t value) {
+extern "C" int weft_pgas_progress(weft_pgas h) {
+    int rc = pgas_progress_impl(h);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_pgas_progress");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int pgas_wait_counter_impl(weft_pgas h, uint64_t value) {
     am_kernel *k;
     if (int rc = check_kernel("weft_pgas_wait_counter", h, k)) return rc;
     if (int rc = kernel_wait("weft_pgas_wait_counter", *k,
@@ -570,8 +646,16 @@ extern "C" int weft_pgas_wait_counter(weft_pgas h, uint64_t value) {
     k->v->leave();
     return WEFT_SUCCESS;
 }
+}  // namespace
 
-extern "C" int weft_am_wait_replies(weft_pgas h, size_t n) {
+extern "C" int weft_pgas_wait_counter(weft_pgas h, uint64_t value) {
+    int rc = pgas_wait_counter_impl(h, value);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_pgas_wait_counter");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_wait_replies_impl(weft_pgas h, size_t n) {
     am_kernel *k;
     if (int rc = check_kernel("weft_am_wait_replies", h, k)) return rc;
     if (int rc =
@@ -582,12 +666,20 @@ extern "C" int weft_am_wait_replies(weft_pgas h, size_t n) {
     k->v->leave();
     return WEFT_SUCCESS;
 }
+}  // namespace
+
+extern "C" int weft_am_wait_replies(weft_pgas h, size_t n) {
+    int rc = am_wait_replies_impl(h, n);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_wait_replies");
+    return WEFT_SUCCESS;
+}
 
 // Shoal's barrier, message for message, so software and hardware kernels (a GAScore) can share
 // one: every other kernel sends kernel 0 a Short with H_INCR_BAR (3) and waits for its release,
 // a Short with H_INCR_BAR from kernel 0 once all arrived.  None is ASYNC: each earns an automatic
 // reply, and the barrier waits for its own (Shoal's wait_reply), so no reply is left over.
-extern "C" int weft_pgas_barrier(weft_pgas h) {
+namespace {
+int pgas_barrier_impl(weft_pgas h) {
     am_kernel *k;
     if (int rc = check_kernel("weft_pgas_barrier", h, k)) return rc;
     if (int rc = not_in_handler("weft_pgas_barrier")) return rc;
@@ -620,13 +712,29 @@ extern "C" int weft_pgas_barrier(weft_pgas h) {
     if (int rc = wait_consume(k->barrier_arrivals, 1)) return rc;
     return wait_consume(k->replies, 1);
 }
+}  // namespace
 
-extern "C" int weft_pgas_bad_packets(weft_pgas h, uint64_t *count) {
+extern "C" int weft_pgas_barrier(weft_pgas h) {
+    int rc = pgas_barrier_impl(h);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_pgas_barrier");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int pgas_bad_packets_impl(weft_pgas h, uint64_t *count) {
     return kernel_query("weft_pgas_bad_packets", "count", h, count,
                         [](const am_kernel &k) { return k.bad_packets.load(std::memory_order_acquire); });
 }
+}  // namespace
 
-extern "C" int weft_am_register(weft_pgas h, unsigned index, weft_am_handler fn, void *user_data) {
+extern "C" int weft_pgas_bad_packets(weft_pgas h, uint64_t *count) {
+    int rc = pgas_bad_packets_impl(h, count);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_pgas_bad_packets");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_register_impl(weft_pgas h, unsigned index, weft_am_handler fn, void *user_data) {
     am_kernel *k;
     if (int rc = check_kernel("weft_am_register", h, k)) return rc;
     if (index < WEFT_AM_HANDLER_FIRST || index >= WEFT_AM_MAX_HANDLERS)
@@ -637,29 +745,69 @@ extern "C" int weft_am_register(weft_pgas h, unsigned index, weft_am_handler fn,
     k->v->leave();
     return WEFT_SUCCESS;
 }
+}  // namespace
 
-extern "C" int weft_am_max_medium(weft_pgas h, size_t *bytes) {
+extern "C" int weft_am_register(weft_pgas h, unsigned index, weft_am_handler fn, void *user_data) {
+    int rc = am_register_impl(h, index, fn, user_data);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_register");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_max_medium_impl(weft_pgas h, size_t *bytes) {
     return kernel_query("weft_am_max_medium", "bytes", h, bytes, [](const am_kernel &) { return am_max_inline; });
 }
+}  // namespace
 
-extern "C" int weft_am_max_long(weft_pgas h, size_t *bytes) {
-    return kernel_query("weft_am_max_long", "bytes", h, bytes, [](const am_kernel &k) { return k.ctx->max_long; });
+extern "C" int weft_am_max_medium(weft_pgas h, size_t *bytes) {
+    int rc = am_max_medium_impl(h, bytes);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_max_medium");
+    return WEFT_SUCCESS;
 }
 
-extern "C" int weft_am_max_args(weft_pgas h, unsigned *nargs) {
+namespace {
+int am_max_long_impl(weft_pgas h, size_t *bytes) {
+    return kernel_query("weft_am_max_long", "bytes", h, bytes, [](const am_kernel &k) { return k.ctx->max_long; });
+}
+}  // namespace
+
+extern "C" int weft_am_max_long(weft_pgas h, size_t *bytes) {
+    int rc = am_max_long_impl(h, bytes);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_max_long");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_max_args_impl(weft_pgas h, unsigned *nargs) {
     return kernel_query("weft_am_max_args", "nargs", h, nargs,
                         [](const am_kernel &) { return static_cast<unsigned>(WEFT_AM_MAX_ARGS); });
 }
+}  // namespace
 
-extern "C" int weft_am_short(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
-                             unsigned flags) {
+extern "C" int weft_am_max_args(weft_pgas h, unsigned *nargs) {
+    int rc = am_max_args_impl(h, nargs);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_max_args");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_short_impl(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs, unsigned flags) {
     am_call call;
     if (int rc = prepare("weft_am_short", h, dst, handler, args, nargs, flags, am_kind_short, call)) return rc;
     return send("weft_am_short", call, am_source{});
 }
+}  // namespace
 
-extern "C" int weft_am_medium(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
-                              const void *buf, size_t length, unsigned flags) {
+extern "C" int weft_am_short(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
+                             unsigned flags) {
+    int rc = am_short_impl(h, dst, handler, args, nargs, flags);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_short");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_medium_impl(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs, const void *buf,
+                   size_t length, unsigned flags) {
     const char *fn = "weft_am_medium";
     am_call call;
     if (int rc = prepare(fn, h, dst, handler, args, nargs, flags, am_kind_medium | am_fifo, call)) return rc;
@@ -671,9 +819,18 @@ extern "C" int weft_am_medium(weft_pgas h, int dst, unsigned handler, const uint
     src.caller_buffer = true;
     return send(fn, call, src);
 }
+}  // namespace
 
-extern "C" int weft_am_medium_seg(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
-                                  size_t src_offset, size_t length, unsigned flags) {
+extern "C" int weft_am_medium(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
+                              const void *buf, size_t length, unsigned flags) {
+    int rc = am_medium_impl(h, dst, handler, args, nargs, buf, length, flags);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_medium");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_medium_seg_impl(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs, size_t src_offset,
+                       size_t length, unsigned flags) {
     const char *fn = "weft_am_medium_seg";
     am_call call;
     if (int rc = prepare(fn, h, dst, handler, args, nargs, flags, am_kind_medium, call)) return rc;
@@ -684,9 +841,18 @@ extern "C" int weft_am_medium_seg(weft_pgas h, int dst, unsigned handler, const 
     src.contig = call.k->segment + src_offset;
     return send(fn, call, src);
 }
+}  // namespace
 
-extern "C" int weft_am_long(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
-                            const void *buf, size_t length, size_t dst_offset, unsigned flags) {
+extern "C" int weft_am_medium_seg(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
+                                  size_t src_offset, size_t length, unsigned flags) {
+    int rc = am_medium_seg_impl(h, dst, handler, args, nargs, src_offset, length, flags);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_medium_seg");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_long_impl(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs, const void *buf,
+                 size_t length, size_t dst_offset, unsigned flags) {
     const char *fn = "weft_am_long";
     am_call call;
     if (int rc = prepare(fn, h, dst, handler, args, nargs, flags, am_kind_long | am_fifo, call)) return rc;
@@ -700,9 +866,18 @@ extern "C" int weft_am_long(weft_pgas h, int dst, unsigned handler, const uint64
     src.caller_buffer = true;
     return send(fn, call, src);
 }
+}  // namespace
 
-extern "C" int weft_am_long_seg(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
-                                size_t src_offset, size_t length, size_t dst_offset, unsigned flags) {
+extern "C" int weft_am_long(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
+                            const void *buf, size_t length, size_t dst_offset, unsigned flags) {
+    int rc = am_long_impl(h, dst, handler, args, nargs, buf, length, dst_offset, flags);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_long");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_long_seg_impl(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs, size_t src_offset,
+                     size_t length, size_t dst_offset, unsigned flags) {
     const char *fn = "weft_am_long_seg";
     am_call call;
     if (int rc = prepare(fn, h, dst, handler, args, nargs, flags, am_kind_long, call)) return rc;
@@ -715,10 +890,18 @@ extern "C" int weft_am_long_seg(weft_pgas h, int dst, unsigned handler, const ui
     src.contig = call.k->segment + src_offset;
     return send(fn, call, src);
 }
+}  // namespace
 
-extern "C" int weft_am_long_strided(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
-                                    const weft_am_stride *src_region, const weft_am_stride *dst_region,
-                                    unsigned flags) {
+extern "C" int weft_am_long_seg(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
+                                size_t src_offset, size_t length, size_t dst_offset, unsigned flags) {
+    int rc = am_long_seg_impl(h, dst, handler, args, nargs, src_offset, length, dst_offset, flags);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_long_seg");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_long_strided_impl(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
+                         const weft_am_stride *src_region, const weft_am_stride *dst_region, unsigned flags) {
     const char *fn = "weft_am_long_strided";
     am_call call;
     if (int rc = prepare(fn, h, dst, handler, args, nargs, flags, am_kind_strided, call)) return rc;
@@ -735,10 +918,20 @@ extern "C" int weft_am_long_strided(weft_pgas h, int dst, unsigned handler, cons
     src.stride = &from;
     return send(fn, call, src);
 }
+}  // namespace
 
-extern "C" int weft_am_long_vectored(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
-                                     const weft_am_piece *src_pieces, size_t src_count, const weft_am_piece *dst_pieces,
-                                     size_t dst_count, unsigned flags) {
+extern "C" int weft_am_long_strided(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
+                                    const weft_am_stride *src_region, const weft_am_stride *dst_region,
+                                    unsigned flags) {
+    int rc = am_long_strided_impl(h, dst, handler, args, nargs, src_region, dst_region, flags);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_long_strided");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_long_vectored_impl(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
+                          const weft_am_piece *src_pieces, size_t src_count, const weft_am_piece *dst_pieces,
+                          size_t dst_count, unsigned flags) {
     const char *fn = "weft_am_long_vectored";
     am_call call;
     if (int rc = prepare(fn, h, dst, handler, args, nargs, flags, am_kind_vectored, call)) return rc;
@@ -771,9 +964,19 @@ extern "C" int weft_am_long_vectored(weft_pgas h, int dst, unsigned handler, con
     src.npieces = src_count;
     return send(fn, call, src);
 }
+}  // namespace
 
-extern "C" int weft_am_get_long(weft_pgas h, int target, unsigned handler, const uint64_t *args, unsigned nargs,
-                                size_t remote_offset, size_t length, size_t local_offset, unsigned flags) {
+extern "C" int weft_am_long_vectored(weft_pgas h, int dst, unsigned handler, const uint64_t *args, unsigned nargs,
+                                     const weft_am_piece *src_pieces, size_t src_count, const weft_am_piece *dst_pieces,
+                                     size_t dst_count, unsigned flags) {
+    int rc = am_long_vectored_impl(h, dst, handler, args, nargs, src_pieces, src_count, dst_pieces, dst_count, flags);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_long_vectored");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_get_long_impl(weft_pgas h, int target, unsigned handler, const uint64_t *args, unsigned nargs,
+                     size_t remote_offset, size_t length, size_t local_offset, unsigned flags) {
     const char *fn = "weft_am_get_long";
     if (flags & WEFT_AM_ASYNC) return fail(WEFT_ERR_ARG, "%s: WEFT_AM_ASYNC: a get's data is its reply", fn);
     am_call call;
@@ -788,9 +991,18 @@ extern "C" int weft_am_get_long(weft_pgas h, int target, unsigned handler, const
     call.p.dst_offset = local_offset;
     return send(fn, call, am_source{});
 }
+}  // namespace
 
-extern "C" int weft_am_get_strided(weft_pgas h, int target, unsigned handler, const uint64_t *args, unsigned nargs,
-                                   const weft_am_stride *remote, const weft_am_stride *local, unsigned flags) {
+extern "C" int weft_am_get_long(weft_pgas h, int target, unsigned handler, const uint64_t *args, unsigned nargs,
+                                size_t remote_offset, size_t length, size_t local_offset, unsigned flags) {
+    int rc = am_get_long_impl(h, target, handler, args, nargs, remote_offset, length, local_offset, flags);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_get_long");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_get_strided_impl(weft_pgas h, int target, unsigned handler, const uint64_t *args, unsigned nargs,
+                        const weft_am_stride *remote, const weft_am_stride *local, unsigned flags) {
     const char *fn = "weft_am_get_strided";
     if (flags & WEFT_AM_ASYNC) return fail(WEFT_ERR_ARG, "%s: WEFT_AM_ASYNC: a get's data is its reply", fn);
     am_call call;
@@ -807,12 +1019,26 @@ extern "C" int weft_am_get_strided(weft_pgas h, int target, unsigned handler, co
     call.p.payload_bytes = remote_total;
     return send(fn, call, am_source{});
 }
+}  // namespace
 
-extern "C" int weft_am_reply_short(const weft_am_info *request, unsigned handler, const uint64_t *args,
-                                   unsigned nargs) {
+extern "C" int weft_am_get_strided(weft_pgas h, int target, unsigned handler, const uint64_t *args, unsigned nargs,
+                                   const weft_am_stride *remote, const weft_am_stride *local, unsigned flags) {
+    int rc = am_get_strided_impl(h, target, handler, args, nargs, remote, local, flags);
+    if (__builtin_expect(rc != WEFT_SUCCESS, 0)) return pgas_error_raise(h, rc, "weft_am_get_strided");
+    return WEFT_SUCCESS;
+}
+
+namespace {
+int am_reply_short_impl(const weft_am_info *request, unsigned handler, const uint64_t *args, unsigned nargs) {
     const char *fn = "weft_am_reply_short";
     if (int rc = runtime_check(fn)) return rc;
     if (request == nullptr) return fail(WEFT_ERR_ARG, "%s: request must not be NULL", fn);
     if (int rc = check_handler_args(fn, handler, args, nargs)) return rc;
     return am_reply_short(request, handler, args, nargs);
+}
+}  // namespace
+
+extern "C" int weft_am_reply_short(const weft_am_info *request, unsigned handler, const uint64_t *args,
+                                   unsigned nargs) {
+    return self_error_return(am_reply_short_impl(request, handler, args, nargs), "weft_am_reply_short");
 }
