@@ -10,8 +10,8 @@
  * not (WEFT_ERR_ARG).  A size, extent or displacement that overflows gives WEFT_ERR_COUNT.
  *
  * Non-contiguous datatypes in point-to-point calls travel as an iovec of their runs where the
- * fabric takes one (ucx, ofi) and the runs are few enough, packed otherwise; receives land
- * in place the same way.  Predefined reductions (WEFT_SUM ...) accept a derived type whose basic
+ * fabric takes one (ucx, ofi) and the runs are few enough (WEFT_IOV_MAX in the environment,
+ * default 1024; 0: always pack), packed otherwise; receives land in place the same way.  Predefined reductions (WEFT_SUM ...) accept a derived type whose basic
  * elements are all of one predefined type (e.g. a vector of WEFT_DOUBLE). */
 #ifndef WEFT_WEFT_DATATYPE_H
 #define WEFT_WEFT_DATATYPE_H

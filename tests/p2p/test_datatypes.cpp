@@ -1,7 +1,7 @@
 // Derived datatypes across processes: each rank sends to the next and receives from the
 // previous one in a layout of its own with the same type signature (struct vs struct of
 // another order and padding, subarray vs indexed, ...), at sizes on both sides of the
-// fabric's eager/rendezvous threshold and of the iovec limit (WEFT_IOV_MAX), on conventional,
+// fabric's eager/rendezvous threshold and of the iovec limit (WEFT_IOV_MAX, 1024 runs), on conventional,
 // stream and multiplex communicators.  What arrived is checked against the reference model
 // (tests/common/dtype_ref.hpp), holes included.  Then reductions on a vector of doubles,
 // weft_pack/weft_unpack, element counts and misuse.
@@ -106,12 +106,13 @@ std::vector<pairing> pairings() {
         // 30 bytes of data per element: 3 runs each (the sender's int and doubles are not adjacent).
         {"struct x1", sender_struct(), receiver_struct(), 1},
         {"struct x10 (iovec)", sender_struct(), receiver_struct(), 10},
-        {"struct x1000 (rendezvous, packed)", sender_struct(), receiver_struct(), 1000},
-        {"struct x8000 (240 KB)", sender_struct(), receiver_struct(), 8000},
+        {"struct x1000 (rendezvous, 3000 runs: packed)", sender_struct(), receiver_struct(), 1000},
+        {"struct x8000 (240 KB, packed)", sender_struct(), receiver_struct(), 8000},
         {"subarray C / indexed (iovec)", sub_ints(20, 40, WEFT_ORDER_C), staggered_ints(20, 40), 1},
         {"subarray Fortran / indexed", sub_ints(20, 40, WEFT_ORDER_FORTRAN), staggered_ints(40, 20), 1},
         {"subarray C / indexed (rendezvous, iovec)", sub_ints(32, 1024, WEFT_ORDER_C), staggered_ints(32, 1024), 1},
-        {"subarray 200 rows / indexed (packed)", sub_ints(200, 100, WEFT_ORDER_C), staggered_ints(200, 100), 1},
+        {"subarray 200 rows / indexed (iovec)", sub_ints(200, 100, WEFT_ORDER_C), staggered_ints(200, 100), 1},
+        {"subarray 2000 rows / indexed (packed)", sub_ints(2000, 10, WEFT_ORDER_C), staggered_ints(2000, 10), 1},
         {"vector / contiguous ints", vec(5000, 3, 4, leaf(WEFT_INT)), leaf(WEFT_INT), 1},
         {"ints / vector with negative stride", leaf(WEFT_INT), vec(64, 2, -3, leaf(WEFT_INT)), 2},
     };
