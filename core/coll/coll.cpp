@@ -225,7 +225,7 @@ int do_bcast(call &x, void *buf, size_t count, weft_datatype type, int root, wef
 }
 
 // Reductions take direct types only (op_bind refuses others), so buffers are used as they are;
-// with basic_ok (reduce, allreduce), also a derived type of one basic type under a predefined
+// with basic_ok (reduce, allreduce, scan, exscan), also a derived type of one basic type under a predefined
 // op (see basic_images).
 int basic_images(call &x, weft_datatype type, const datatype &t, const void *&in, void *&out, size_t &count,
                  bool out_here, size_t &bytes, size_t &elem);
@@ -643,7 +643,7 @@ int do_scan(call &x, const void *in, void *out, size_t count, weft_datatype type
             bool exclusive) {
     if (int rc = begin(x, comm)) return rc;
     size_t bytes, elem;
-    if (int rc = reduce_args(x, in, out, count, type, op, true, bytes, elem)) return rc;
+    if (int rc = reduce_args(x, in, out, count, type, op, true, bytes, elem, true)) return rc;
     auto *o = static_cast<char *>(out);
     const char *i = static_cast<const char *>(in);
     if (!exclusive) {

@@ -306,6 +306,10 @@ TEST_F(DatatypesWorld, AllreduceSumOnVectorOfDoubles) {
                     ASSERT_EQ(inplace[i + 1], in[i + 1]);  // holes keep the caller's data
                 }
             }
+        std::vector<double> scan(2000 * count, -1.0);
+        ASSERT_EQ(weft_scan(in.data(), scan.data(), count, v, WEFT_SUM, WEFT_COMM_WORLD), 0) << detail();
+        EXPECT_EQ(scan[2], (me + 1) * 2.0 + me * (me + 1) / 2.0);  // ranks 0..me
+        EXPECT_EQ(scan[1], -1.0);
         std::vector<double> root(2000 * count, -1.0);
         ASSERT_EQ(weft_reduce(in.data(), root.data(), count, v, WEFT_MAX, 0, WEFT_COMM_WORLD), 0) << detail();
         if (me == 0) {
