@@ -32,7 +32,9 @@
  *   table it knows.  ABI history: 1.0 fabrics; 1.1 global kernels (kernel_*); 1.2 queue
  *   plugins and WEFT_PLUGIN_ERR_NO_DEVICE; 1.3 queue_create / queue_destroy; 1.4
  *   ep_peer_failed and stats; 1.5 tag_send_now; 1.6 weft_fabric_ep_attr_t.context_space; 1.7
- *   weft_fabric_caps_t.context_space (the fabric asks for its context space). */
+ *   weft_fabric_caps_t.context_space (the fabric asks for its context space); 1.8 tag_sendv,
+ *   tag_recvv and weft_fabric_caps_t.iov_limit (messages gathered from / scattered to a list
+ *   of buffers: non-contiguous datatypes without packing). */
 #ifndef WEFT_PLUGIN_H
 #define WEFT_PLUGIN_H
 
@@ -46,7 +48,7 @@ extern "C" {
 #endif
 
 #define WEFT_PLUGIN_ABI_MAJOR 1
-#define WEFT_PLUGIN_ABI_MINOR 7
+#define WEFT_PLUGIN_ABI_MINOR 8
 
 /* Return codes of plugin operations.  Negative: failure; the core maps them to WEFT_ERR_*. */
 enum {
@@ -176,13 +178,26 @@ typedef struct weft_fabric_caps {
      * shorter struct, and gives what it gives regardless (336 bytes from a 1.6 core, none
      * from an older one). */
     size_t context_space;
+    /* ABI minor 8: the most buffers one tag_sendv or tag_recvv takes (0: the fabric has
+     * neither, or states no limit when it has them).  Write it only when struct_size covers
+     * it.  The core passes at most this many and packs a message of more pieces. */
+    size_t iov_limit;
 } weft_fabric_caps_t;
 
 /* The size of weft_fabric_caps_t before ABI minor 7. */
 #define WEFT_FABRIC_CAPS_SIZE_V1_6 offsetof(weft_fabric_caps_t, context_space)
+/* The size of weft_fabric_caps_t before ABI minor 8. */
+#define WEFT_FABRIC_CAPS_SIZE_V1_7 offsetof(weft_fabric_caps_t, iov_limit)
 
 /* The most context space a fabric can count on, whatever caps.context_space asks. */
 #define WEFT_FABRIC_CONTEXT_SPACE_MAX 512
+
+/* One buffer of a gathered send or scattered receive (ABI minor 8).  Laid out as POSIX's
+ * struct iovec, libfabric's iovec and UCX's ucp_dt_iov_t, so a plugin may pass the list on. */
+typedef struct weft_fabric_iov {
+    void *base;
+    size_t len;
+} weft_fabric_iov_t;
 
 /* How an operation ended, passed to the endpoint's completion callback. */
 typedef struct weft_fabric_completion {
@@ -349,6 +364,19 @@ typedef struct weft_fabric_ops_v1 {
      * uses tag_send), so that it never overtakes a send queued before it.  Blocking sends and
      * weft_isend of small messages use it to skip the request and its completion. */
     int (*tag_send_now)(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag);
+
+    /* ---- ABI minor 8: gathered sends and scattered receives (optional, NULL otherwise) ----
+     * As tag_send and tag_recv, for the message made of iov[0..count) in order: its length is
+     * the sum of the lengths; a receive fills the buffers in order (the completion's length
+     * is the bytes delivered; longer than all of them: WEFT_PLUGIN_ERR_TRUNCATE).  count is
+     * 1 .. caps.iov_limit (when not 0), no buffer has length 0.  The array itself, like the
+     * buffers, stays valid until the completion was delivered (UCX reads it while sending).
+     * The message matches receives posted with tag_recv and tag_recvv alike: the wire does
+     * not show how it was gathered. */
+    int (*tag_sendv)(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const weft_fabric_iov_t *iov, size_t count,
+                     uint64_t tag, void *context);
+    int (*tag_recvv)(weft_fabric_ep_t *ep, const weft_fabric_iov_t *iov, size_t count, uint64_t tag, uint64_t ignore,
+                     void *context);
 } weft_fabric_ops_v1_t;
 
 /* ========================================================================= queue plugins ==

@@ -1,11 +1,10 @@
-// Datatypes: the built-in table, derived contiguous/vector types, and pack/unpack.
+// Datatypes: the built-in table, handles, commit, free and the size queries.
+// Constructors: datatype_build.cpp; pack, unpack and iovecs: datatype_pack.cpp.
 #include "base/datatype.hpp"
-
-#include <cstring>
-#include <limits>
 
 #include "base/error.hpp"
 #include "base/handle.hpp"
+#include "weft/weft_datatype.h"
 
 namespace weft {
 
@@ -89,6 +88,18 @@ handle_table<datatype> *build_table() {
         dt->committed = true;
         dt->builtin = true;
         dt->basic = d.kind;
+        dt->homogeneous = true;
+        dt->flat = true;
+        if (d.int_offset == 0) {  // a plain type: one run
+            dt->blocks = {{0, d.size}};
+            dt->basic_count = 1;
+            dt->true_ub = static_cast<ptrdiff_t>(d.size);
+        } else {  // a pair: the value, then the int (padding between or after them)
+            dt->blocks = {{0, d.value_size}, {static_cast<ptrdiff_t>(d.int_offset), sizeof(int)}};
+            if (d.value_size == d.int_offset) dt->blocks = {{0, d.size}};
+            dt->basic_count = 2;
+            dt->true_ub = static_cast<ptrdiff_t>(d.int_offset + sizeof(int));
+        }
         g_builtin_datatypes[i] = dt.get();
         tab->put_predefined(first_builtin_slot + i, std::move(dt));
     }
@@ -101,8 +112,6 @@ handle_table<datatype> *const g_table = build_table();
 
 handle_table<datatype> &table() { return *g_table; }
 
-const builtin_desc &desc_of(basic_kind k) { return builtins[static_cast<size_t>(k)]; }
-
 // Resolves a handle for use as an argument; records a detail naming `what` on failure.
 int lookup(weft_datatype handle, const char *what, std::shared_ptr<datatype> &out) {
     if (handle == WEFT_DATATYPE_NULL) return fail(WEFT_ERR_TYPE, "%s is WEFT_DATATYPE_NULL", what);
@@ -113,155 +122,26 @@ int lookup(weft_datatype handle, const char *what, std::shared_ptr<datatype> &ou
     return WEFT_SUCCESS;
 }
 
-// a * b into *r; false on overflow.
-bool mul(size_t a, size_t b, size_t *r) { return !__builtin_mul_overflow(a, b, r); }
-bool smul(ptrdiff_t a, ptrdiff_t b, ptrdiff_t *r) { return !__builtin_mul_overflow(a, b, r); }
-bool sadd(ptrdiff_t a, ptrdiff_t b, ptrdiff_t *r) { return !__builtin_add_overflow(a, b, r); }
-bool ssub(ptrdiff_t a, ptrdiff_t b, ptrdiff_t *r) { return !__builtin_sub_overflow(a, b, r); }
-
-// Builds the derived type "count blocks of blocklen old elements, block starts stride_elems
-// extents apart", computing size, lb and extent per MPI's typemap rules.
-int make_derived(size_t count, size_t blocklen, ptrdiff_t stride_elems, weft_datatype oldtype, weft_datatype *newtype,
-                 const char *call) {
-    if (newtype == nullptr) return fail(WEFT_ERR_ARG, "%s: newtype is NULL", call);
-    std::shared_ptr<datatype> old;
-    if (int rc = lookup(oldtype, "oldtype", old)) return rc;
-
-    auto dt = std::make_shared<datatype>();
-    dt->basic = old->basic;
-    dt->count = count;
-    dt->blocklen = blocklen;
-    dt->child = old;
-
-    size_t elems, size;
-    if (!mul(count, blocklen, &elems) || !mul(elems, old->size, &size) ||
-        size > static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max()))
-        return fail(WEFT_ERR_COUNT, "%s: %zu x %zu elements of %zu bytes overflow the type size", call, count, blocklen,
-                    old->size);
-    dt->size = size;
-
-    if (elems == 0) {
-        // MPI: an empty type has lb 0 and extent 0.
-        dt->lb = 0;
-        dt->extent = 0;
-        dt->stride = 0;
-        dt->contiguous = true;
-    } else {
-        ptrdiff_t e = old->extent, stride_bytes, last_start, block_span, lb, ub;
-        if (count > static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max()) ||
-            blocklen > static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max()) ||
-            !smul(stride_elems, e, &stride_bytes) ||
-            !smul(static_cast<ptrdiff_t>(count - 1), stride_bytes, &last_start) ||
-            !smul(static_cast<ptrdiff_t>(blocklen), e, &block_span) ||
-            !sadd((last_start < 0 ? last_start : 0), old->lb, &lb) ||
-            !sadd((last_start > 0 ? last_start : 0), block_span, &ub) || !sadd(ub, old->lb, &ub) || !ssub(ub, lb, &e))
-            return fail(WEFT_ERR_COUNT,
-                        "%s: count %zu, blocklength %zu, stride %td overflow the "
-                        "type extent",
-                        call, count, blocklen, stride_elems);
-        dt->stride = stride_bytes;
-        dt->lb = lb;
-        dt->extent = e;
-        // Dense and in order: the blocks abut, so memory is one run of size bytes from offset 0.
-        dt->contiguous =
-            old->contiguous && (count == 1 || stride_bytes == block_span) && lb == 0 && static_cast<size_t>(e) == size;
-    }
-
-    int h = table().insert(std::move(dt));
-    if (h == 0) return fail(WEFT_ERR_NO_MEM, "%s: too many datatypes (the handle table is full)", call);
-    *newtype = h;
-    return WEFT_SUCCESS;
-}
-
-// ---- pack / unpack ----
-
-// One element of `type` whose origin is at src, appended to dst.  Returns bytes written.
-size_t pack_one(const datatype &t, const char *src, char *dst) {
-    if (t.contiguous) {
-        std::memcpy(dst, src, t.size);
-        return t.size;
-    }
-    if (t.builtin) {  // a padded pair: value then int
-        const builtin_desc &d = desc_of(t.basic);
-        std::memcpy(dst, src, d.value_size);
-        std::memcpy(dst + d.value_size, src + d.int_offset, sizeof(int));
-        return t.size;
-    }
-    const datatype &c = *t.child;
-    char *out = dst;
-    for (size_t b = 0; b < t.count; ++b) {
-        const char *block = src + static_cast<ptrdiff_t>(b) * t.stride;
-        if (c.contiguous) {  // a block of contiguous children is one run
-            size_t n = t.blocklen * c.size;
-            std::memcpy(out, block, n);
-            out += n;
-        } else {
-            for (size_t j = 0; j < t.blocklen; ++j)
-                out += pack_one(c, block + static_cast<ptrdiff_t>(j) * c.extent, out);
-        }
-    }
-    return static_cast<size_t>(out - dst);
-}
-
-// Copies at most `left` bytes, in pack order, from src into one element at dst; decrements left.
-void unpack_one(const datatype &t, const char *&src, size_t &left, char *dst) {
-    auto take = [&](char *to, size_t n) {
-        if (n > left) n = left;
-        std::memcpy(to, src, n);
-        src += n;
-        left -= n;
-    };
-    if (t.contiguous) {
-        take(dst, t.size);
-        return;
-    }
-    if (t.builtin) {
-        const builtin_desc &d = desc_of(t.basic);
-        take(dst, d.value_size);
-        take(dst + d.int_offset, sizeof(int));
-        return;
-    }
-    const datatype &c = *t.child;
-    for (size_t b = 0; b < t.count && left > 0; ++b) {
-        char *block = dst + static_cast<ptrdiff_t>(b) * t.stride;
-        if (c.contiguous) {
-            take(block, t.blocklen * c.size);
-        } else {
-            for (size_t j = 0; j < t.blocklen && left > 0; ++j)
-                unpack_one(c, src, left, block + static_cast<ptrdiff_t>(j) * c.extent);
-        }
-    }
-}
-
 }  // namespace
 
 const datatype *datatype_get_table(weft_datatype handle) { return table().get(handle); }
 
 std::shared_ptr<const datatype> datatype_get_shared(weft_datatype handle) { return table().get_shared(handle); }
 
-void datatype_pack(const datatype &type, const void *src, size_t count, void *dst) {
-    if (count == 0 || type.size == 0) return;
-    const char *s = static_cast<const char *>(src);
-    char *d = static_cast<char *>(dst);
-    if (type.contiguous) {  // callers checked count * size against overflow
-        std::memcpy(d, s, count * type.size);
-        return;
-    }
-    for (size_t i = 0; i < count; ++i) d += pack_one(type, s + static_cast<ptrdiff_t>(i) * type.extent, d);
+const datatype &datatype_of_kind(basic_kind k) { return *g_builtin_datatypes[static_cast<size_t>(k)]; }
+
+int datatype_lookup(weft_datatype handle, const char *what, std::shared_ptr<const datatype> &out) {
+    std::shared_ptr<datatype> dt;
+    if (int rc = lookup(handle, what, dt)) return rc;
+    out = std::move(dt);
+    return WEFT_SUCCESS;
 }
 
-void datatype_unpack(const datatype &type, const void *src, size_t bytes, void *dst, size_t count) {
-    if (count == 0 || type.size == 0 || bytes == 0) return;
-    const char *s = static_cast<const char *>(src);
-    char *d = static_cast<char *>(dst);
-    if (type.contiguous) {
-        size_t total = count * type.size;
-        std::memcpy(d, s, bytes < total ? bytes : total);
-        return;
-    }
-    size_t left = bytes;
-    for (size_t i = 0; i < count && left > 0; ++i)
-        unpack_one(type, s, left, d + static_cast<ptrdiff_t>(i) * type.extent);
+int datatype_register(std::shared_ptr<datatype> type, weft_datatype *out, const char *call) {
+    int h = table().insert(std::move(type));
+    if (h == 0) return fail(WEFT_ERR_NO_MEM, "%s: too many datatypes (the handle table is full)", call);
+    *out = h;
+    return WEFT_SUCCESS;
 }
 
 }  // namespace weft
@@ -269,18 +149,6 @@ void datatype_unpack(const datatype &type, const void *src, size_t bytes, void *
 using namespace weft;
 
 extern "C" {
-
-WEFT_API int weft_type_contiguous(size_t count, weft_datatype oldtype, weft_datatype *newtype) {
-    // One block of count elements.
-    return self_error_return(make_derived(1, count, 0, oldtype, newtype, "weft_type_contiguous"),
-                             "weft_type_contiguous");
-}
-
-WEFT_API int weft_type_vector(size_t count, size_t blocklength, ptrdiff_t stride, weft_datatype oldtype,
-                              weft_datatype *newtype) {
-    return self_error_return(make_derived(count, blocklength, stride, oldtype, newtype, "weft_type_vector"),
-                             "weft_type_vector");
-}
 
 WEFT_API int weft_type_commit(weft_datatype *datatype) {
     if (datatype == nullptr) return self_error_return(fail(WEFT_ERR_ARG, "datatype is NULL"), "weft_type_commit");
@@ -325,6 +193,27 @@ WEFT_API int weft_type_get_extent(weft_datatype datatype, ptrdiff_t *lb, ptrdiff
     *lb = dt->lb;
     *extent = dt->extent;
     return WEFT_SUCCESS;
+}
+
+WEFT_API int weft_type_get_true_extent(weft_datatype datatype, ptrdiff_t *true_lb, ptrdiff_t *true_extent) {
+    if (true_lb == nullptr) return fail(WEFT_ERR_ARG, "weft_type_get_true_extent: true_lb is NULL");
+    if (true_extent == nullptr) return fail(WEFT_ERR_ARG, "weft_type_get_true_extent: true_extent is NULL");
+    std::shared_ptr<weft::datatype> dt;
+    if (int rc = lookup(datatype, "datatype", dt)) return rc;
+    *true_lb = dt->true_lb;
+    *true_extent = dt->true_ub - dt->true_lb;
+    return WEFT_SUCCESS;
+}
+
+WEFT_API int weft_type_dup(weft_datatype oldtype, weft_datatype *newtype) {
+    if (newtype == nullptr) return fail(WEFT_ERR_ARG, "weft_type_dup: newtype is NULL");
+    std::shared_ptr<weft::datatype> old;
+    if (int rc = lookup(oldtype, "oldtype", old)) return rc;
+    // A new handle on a copy of the layout; MPI: the copy of a committed type is committed.
+    auto dt = std::make_shared<weft::datatype>(*old);
+    dt->builtin = false;
+    if (old->builtin) dt->parts = {{old, 0, 1, 1, 0}};
+    return datatype_register(std::move(dt), newtype, "weft_type_dup");
 }
 
 }  // extern "C"

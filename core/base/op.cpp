@@ -359,6 +359,22 @@ int op_bind(const char *fn, weft_op op, weft_datatype type, const datatype &t, o
     return WEFT_SUCCESS;
 }
 
+int op_bind_basic(const char *fn, weft_op op, weft_datatype type, const datatype &t, op_binding &out) {
+    if (t.builtin || !is_predefined(op)) return op_bind(fn, op, type, t, out);
+    size_t oi = static_cast<size_t>(op - WEFT_MAX);
+    if (!t.homogeneous)
+        return fail(WEFT_ERR_OP, "%s: %s needs a datatype of one basic type, and %s is made of several", fn,
+                    op_names[oi], type_name(type, t).buf);
+    const datatype &basic = datatype_of_kind(t.basic);
+    size_t ki = kind_index(t.basic);
+    if (!basic.contiguous)  // its packed elements lack the C struct's padding the kernel expects
+        return fail(WEFT_ERR_OP, "%s: %s on a derived datatype of %s is not supported (use the pair type itself)", fn,
+                    op_names[oi], type_names[ki]);
+    // The kernel of the basic type: slot ki + 1 of the built-in handles (weft.h's WEFT_* values).
+    weft_datatype basic_handle = static_cast<weft_datatype>((0x500u << 20) | static_cast<uint32_t>(ki + 1));
+    return op_bind(fn, op, basic_handle, basic, out);
+}
+
 void op_finalize_all() { table().clear(); }
 
 }  // namespace weft

@@ -29,6 +29,10 @@ struct op_binding {
 // WEFT_SUM on a pair type, anything on a non-built-in type other than a user op on a
 // contiguous type), fails with WEFT_ERR_OP and a message naming fn, the op and the type.
 int op_bind(const char *fn, weft_op op, weft_datatype type, const datatype &t, op_binding &out);
+// The same, but a predefined op on a derived type of one basic type binds to that basic type
+// (MPI allows it): the caller applies it to the type's basic elements, packed, out.elem_size
+// bytes each.  A type of several basic types (or of padded pairs) fails with WEFT_ERR_OP.
+int op_bind_basic(const char *fn, weft_op op, weft_datatype type, const datatype &t, op_binding &out);
 
 // inout = in op inout, count elements.  Both buffers are contiguous.
 inline void op_apply(const op_binding &b, const void *in, void *inout, size_t count) {

@@ -229,11 +229,20 @@ int do_bcast(call &x, void *buf, size_t count, weft_datatype type, int root, wef
     return launch(x);
 }
 
-// Reductions take direct types only (op_bind refuses others), so buffers are used as they are.
-int reduce_args(call &x, const void *&in, void *out, size_t count, weft_datatype type, weft_op op, bool out_here,
-                size_t &bytes, size_t &elem) {
+// Reductions take direct types only (op_bind refuses others), so buffers are used as they are;
+// with basic_ok (reduce, allreduce, scan, exscan), also a derived type of one basic type under a predefined
+// op (see basic_images).
+int basic_images(call &x, weft_datatype type, const datatype &t, const void *&in, void *&out, size_t &count,
+                 bool out_here, size_t &bytes, size_t &elem);
+
+int reduce_args(call &x, const void *&in, void *&out, size_t &count, weft_datatype type, weft_op op, bool out_here,
+                size_t &bytes, size_t &elem, bool basic_ok = false) {
     const datatype *t;
     if (int rc = check_type(x, type, t)) return rc;
+    if (basic_ok && !t->builtin && op >= WEFT_MAX && op <= WEFT_MAXLOC) {
+        if (int rc = op_bind_basic(x.fn, op, type, *t, x.s->op)) return rc;
+        return basic_images(x, type, *t, in, out, count, out_here, bytes, elem);
+    }
     if (int rc = bind(x, op, type, *t)) return rc;
     elem = static_cast<size_t>(t->extent);
     if (int rc = check_bytes(x, count, *t, bytes)) return rc;
@@ -247,6 +256,37 @@ int reduce_args(call &x, const void *&in, void *out, size_t count, weft_datatype
     return WEFT_SUCCESS;
 }
 
+// A predefined op on a derived type of one basic type (op_bind_basic bound its kernel): the
+// algorithm runs on the basic elements, count * (size / basic size) of them, packed from in
+// (in place for a contiguous type) into out's image, which is unpacked into out at the end,
+// so out's holes keep what they held.
+int basic_images(call &x, weft_datatype type, const datatype &t, const void *&in, void *&out, size_t &count,
+                 bool out_here, size_t &bytes, size_t &elem) {
+    if (__builtin_mul_overflow(count, t.size, &bytes))
+        return fail(WEFT_ERR_COUNT, "%s: count %zu overflows", x.fn, count);
+    if (in == WEFT_IN_PLACE) {
+        if (!out_here) return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid where the result is kept", x.fn);
+        in = out;
+    }
+    if (int rc = check_buf(x, in, bytes, "sendbuf")) return rc;
+    if (out_here)
+        if (int rc = check_buf(x, out, bytes, "recvbuf")) return rc;
+    hold(x, type, t);
+    const char *img_in;
+    if (int rc = image_in(x, in, 0, count, t, img_in)) return rc;
+    if (out_here) {
+        char *img_out;
+        size_t zero = 0;
+        if (int rc = image_out(x, out, &count, &zero, 1, t, img_out)) return rc;
+        out = img_out;
+    }
+    in = img_in;
+    elem = x.s->op.elem_size;
+    count = elem ? bytes / elem : 0;
+    bytes = count * elem;
+    return WEFT_SUCCESS;
+}
+
 int do_reduce(call &x, const void *in, void *out, size_t count, weft_datatype type, weft_op op, int root,
               weft_comm comm) {
     if (int rc = begin(x, comm)) return rc;
@@ -255,7 +295,7 @@ int do_reduce(call &x, const void *in, void *out, size_t count, weft_datatype ty
     bool at_root = x.c->rank == root;
     if (!at_root && in == WEFT_IN_PLACE)
         return fail(WEFT_ERR_BUFFER, "%s: WEFT_IN_PLACE is only valid at the root", x.fn);
-    if (int rc = reduce_args(x, in, out, count, type, op, at_root, bytes, elem)) return rc;
+    if (int rc = reduce_args(x, in, out, count, type, op, at_root, bytes, elem, true)) return rc;
     if (int rc = build(x, coll_kind::reduce, shape_of(x, bytes, count),
                        {.in = static_cast<const char *>(in),
                         .out = static_cast<char *>(out),
@@ -270,7 +310,7 @@ int do_reduce(call &x, const void *in, void *out, size_t count, weft_datatype ty
 int do_allreduce(call &x, const void *in, void *out, size_t count, weft_datatype type, weft_op op, weft_comm comm) {
     if (int rc = begin(x, comm)) return rc;
     size_t bytes, elem;
-    if (int rc = reduce_args(x, in, out, count, type, op, true, bytes, elem)) return rc;
+    if (int rc = reduce_args(x, in, out, count, type, op, true, bytes, elem, true)) return rc;
     auto *o = static_cast<char *>(out);
     x.s->copy(in, o, bytes);
     x.s->end_round();
@@ -611,7 +651,7 @@ int do_scan(call &x, const void *in, void *out, size_t count, weft_datatype type
             bool exclusive) {
     if (int rc = begin(x, comm)) return rc;
     size_t bytes, elem;
-    if (int rc = reduce_args(x, in, out, count, type, op, true, bytes, elem)) return rc;
+    if (int rc = reduce_args(x, in, out, count, type, op, true, bytes, elem, true)) return rc;
     auto *o = static_cast<char *>(out);
     const char *i = static_cast<const char *>(in);
     if (!exclusive) {

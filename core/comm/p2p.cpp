@@ -27,17 +27,10 @@ __attribute__((always_inline)) inline int post_send(comm &c, size_t li, int dest
     if (__builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0) &&
         peer_failed(c.world_ranks[static_cast<size_t>(dest)]))
         return fail_proc("send", dest, c.world_ranks[static_cast<size_t>(dest)]);
+    if (!b.type->contiguous && b.bytes != 0) return p2p_post_send_noncontig(c, li, dest, dst_idx, ctx, tag, b, r);
     r.op = request::kind::send;
     r.user_count = b.count;
     const void *data = b.buf;
-    if (!b.type->contiguous && b.bytes != 0) {
-        r.staging = std::malloc(b.bytes);
-        if (r.staging == nullptr)
-            return fail(WEFT_ERR_NO_MEM, "send: cannot allocate %zu bytes to pack a derived datatype", b.bytes);
-        datatype_pack(*b.type, b.buf, b.count, r.staging);
-        data = r.staging;
-        r.extras = true;
-    }
     vci &v = *c.local[li];
     uint64_t bits =
         match_bits(ctx, static_cast<uint32_t>(li), static_cast<uint32_t>(c.rank), static_cast<uint32_t>(tag));
@@ -63,6 +56,7 @@ __attribute__((always_inline)) inline int post_recv(comm &c, size_t li, int sour
                                                     const p2p_buffer &b, request &r, uint64_t also_ignore) {
     // A receive from a process known dead is still posted: a message it sent before dying
     // may have arrived.  Waiting for it fails it otherwise (p2p_fail_if_peer_dead).
+    if (!b.type->contiguous && b.bytes != 0) return p2p_post_recv_noncontig(c, li, source, src_idx, ctx, tag, b, r);
     r.op = request::kind::recv;
     r.group = &c;
     r.peer = source;
@@ -70,13 +64,6 @@ __attribute__((always_inline)) inline int post_recv(comm &c, size_t li, int sour
     r.user_buf = const_cast<void *>(b.buf);
     r.user_count = b.count;
     void *data = r.user_buf;
-    if (!b.type->contiguous && b.bytes != 0) {
-        r.staging = std::malloc(b.bytes);
-        if (r.staging == nullptr)
-            return fail(WEFT_ERR_NO_MEM, "recv: cannot allocate %zu bytes to unpack a derived datatype", b.bytes);
-        data = r.staging;
-        r.extras = true;
-    }
     // request_finish needs the element size (and the layout, for unpacking); a non-owning
     // pointer: built-ins are static, and derived types are held by the caller (hold_type).
     r.type = b.type;

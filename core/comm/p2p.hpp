@@ -37,6 +37,11 @@ int check_p2p(const char *fn, const void *buf, size_t count, weft_datatype type,
 int p2p_post_send(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int tag, const p2p_buffer &b, request &r);
 // Receives on local endpoint li; source, src_idx and tag may be wildcards.
 int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag, const p2p_buffer &b, request &r);
+// The same for a non-contiguous datatype (p2p_iov.cpp): one run, an iovec, or packed.
+int p2p_post_send_noncontig(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int tag, const p2p_buffer &b,
+                            request &r);
+int p2p_post_recv_noncontig(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag, const p2p_buffer &b,
+                            request &r);
 // Progresses until r completes.
 void p2p_wait_local(request &r);
 // Fails a local receive r whose peer has died (caller progresses r's endpoint meanwhile).

@@ -65,9 +65,10 @@ size_t fabric_ops_size_for_minor(uint32_t minor) {
         offsetof(weft_fabric_ops_v1_t, ep_peer_failed),  // minor 2: queue plugins only
         offsetof(weft_fabric_ops_v1_t, ep_peer_failed),  // minor 3: queue plugins only
         offsetof(weft_fabric_ops_v1_t, tag_send_now),    // minor 4: + ep_peer_failed, stats
-        sizeof(weft_fabric_ops_v1_t),                    // minor 5: + tag_send_now
-        sizeof(weft_fabric_ops_v1_t),                    // minor 6: ep attr context_space
-        sizeof(weft_fabric_ops_v1_t),                    // minor 7: caps context_space
+        offsetof(weft_fabric_ops_v1_t, tag_sendv),       // minor 5: + tag_send_now
+        offsetof(weft_fabric_ops_v1_t, tag_sendv),       // minor 6: ep attr context_space
+        offsetof(weft_fabric_ops_v1_t, tag_sendv),       // minor 7: caps context_space
+        sizeof(weft_fabric_ops_v1_t),                    // minor 8: + tag_sendv, tag_recvv
     };
     constexpr uint32_t known = sizeof(sizes) / sizeof(sizes[0]);
     return minor < known ? sizes[minor] : sizeof(weft_fabric_ops_v1_t);
@@ -262,6 +263,7 @@ int loader_open_fabric(const fabric_preference &pref, const std::string &source,
         // Plugins older than minor 7 do not ask for context space: one built for minor 6 gets
         // what 1.6 cores gave every plugin, an older one none (it cannot read the field).
         if (p.desc->abi_minor < 7) out.caps.context_space = p.desc->abi_minor == 6 ? context_space_abi_1_6 : 0;
+        if (p.desc->abi_minor < 8) out.caps.iov_limit = 0;  // it has no tag_sendv either
         log(WEFT_LOG_INFO, "fabric %s %s selected (%s)", f.name.c_str(), p.desc->version ? p.desc->version : "",
             f.path.c_str());
         return true;

@@ -61,7 +61,9 @@ int request_finish_op(request &r, weft_status *status) {
     if (r.op == request::kind::recv) {
         size_t capacity = r.type ? r.user_count * r.type->size : r.user_count;
         bytes = r.msg_bytes < capacity ? r.msg_bytes : capacity;
-        if (r.staging != nullptr && !cancelled) datatype_unpack(*r.type, r.staging, bytes, r.user_buf, r.user_count);
+        // A staging buffer without a type is an iovec the message landed through (p2p_iov.cpp).
+        if (r.staging != nullptr && r.type != nullptr && !cancelled)
+            datatype_unpack(*r.type, r.staging, bytes, r.user_buf, r.user_count);
     }
     if (r.staging != nullptr) {
         std::free(r.staging);

@@ -97,7 +97,8 @@ struct alignas(request_line_offset) request {
     // waiting for it (peer_failure.cpp).
     const peer_group *group = nullptr;
     // Receives into a non-contiguous datatype go through a staging buffer and are unpacked at
-    // finish; sends from one are packed before posting (set extras with it).
+    // finish; sends from one are packed before posting (set extras with it).  Or it holds the
+    // iovec the fabric gathers from or scatters to (p2p_iov.cpp; receives: type is nullptr).
     void *staging = nullptr;
 
     std::shared_ptr<const datatype> type_hold;  // derived types only (set extras with it)

@@ -419,6 +419,8 @@ const weft_fabric_ops_v1_t gal_ops = {
     .ep_peer_failed = gal_ep_peer_failed,
     .stats = gal_stats,
     .tag_send_now = nullptr, /* optional; the core sends through tag_send */
+    .tag_sendv = nullptr,    /* optional; the core packs non-contiguous datatypes */
+    .tag_recvv = nullptr,
 };
 
 }  // namespace

@@ -2,6 +2,8 @@
  * init/finalize/query, logging. */
 #include "ofi_internal.hpp"
 
+#include <algorithm>
+
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -152,6 +154,8 @@ int ofi_open_provider(weft_fabric *fabric, const char *prov, const char *node, s
     }
     snprintf(fabric->provider, sizeof(fabric->provider), "%s", info->fabric_attr->prov_name);
     fabric->inject_size = info->tx_attr ? info->tx_attr->inject_size : 0;
+    fabric->iov_limit =
+        info->tx_attr && info->rx_attr ? std::min(info->tx_attr->iov_limit, info->rx_attr->iov_limit) : 1;
     /* rxm copies messages up to FI_OFI_RXM_BUFFER_SIZE (16 KiB) eagerly; shm's inline
      * and inject protocols end at its inject size. */
     fabric->eager_size = strstr(fabric->provider, "ofi_rxm") ? 16384 : fabric->inject_size;
@@ -279,6 +283,7 @@ int ofi_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps) {
     c.eager_size = fabric->eager_size;
     c.max_address_size = fabric->address_size;
     c.context_space = 0; /* per-operation state (fi_context2 included) lives in our op pool */
+    c.iov_limit = fabric->iov_limit;
     return weft_kit_caps_write(caps, &c);
 }
 
@@ -307,6 +312,9 @@ const weft_fabric_ops_v1_t ofi_ops = {
     .ep_peer_failed = ofi_ep_peer_failed,
     .stats = nullptr, /* not kept */
     .tag_send_now = ofi_tag_send_now,
+    /* Only where the provider gathers: an iov_limit of 1 gains nothing over packing. */
+    .tag_sendv = ofi_tag_sendv,
+    .tag_recvv = ofi_tag_recvv,
 };
 }  // namespace
 

@@ -32,8 +32,9 @@ struct ofi_op {
     size_t length;
     int status; /* WEFT_PLUGIN_* once libfabric reported the completion */
     ofi_op_kind kind;
-    uint8_t pending; /* on ep->pending: posted, not yet completed by libfabric */
-    uint8_t orphan;  /* ofi_orphan: completed by ep_peer_failed, libfabric holds it */
+    uint8_t pending;  /* on ep->pending: posted, not yet completed by libfabric */
+    uint8_t orphan;   /* ofi_orphan: completed by ep_peer_failed, libfabric holds it */
+    size_t iov_count; /* gathered sends (tag_sendv): buf is an iovec list of this many; else 0 */
 };
 
 inline ofi_op *ofi_op_of(weft_kit_link_t *link) { return WEFT_KIT_CONTAINER_OF(link, ofi_op, link); }
@@ -59,6 +60,7 @@ struct weft_fabric {
     size_t inject_size; /* fi_tinject limit (0: never inject) */
     size_t eager_size;
     size_t address_size; /* bound of ep_address, measured at init */
+    size_t iov_limit;    /* fi_tsendv/fi_trecvv entries the provider takes (tx and rx) */
     char provider[64];   /* fabric_attr->prov_name, for messages */
     std::mutex lock;     /* the endpoint list: endpoints open/close from any thread */
     weft_kit_list_t eps; /* open endpoints (weft_fabric_ep::link) */
@@ -179,6 +181,10 @@ int ofi_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void 
 int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
                  void *context);
 int ofi_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context);
+int ofi_tag_sendv(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const weft_fabric_iov_t *iov, size_t count,
+                  uint64_t tag, void *context);
+int ofi_tag_recvv(weft_fabric_ep_t *ep, const weft_fabric_iov_t *iov, size_t count, uint64_t tag, uint64_t ignore,
+                  void *context);
 int ofi_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag, size_t *msg_len);
 int ofi_tag_cancel(weft_fabric_ep_t *ep, void *context);
 

@@ -2,7 +2,14 @@
  * (op contexts come from the endpoint's free list) and no lock on serial endpoints. */
 #include "ofi_internal.hpp"
 
+#include <sys/uio.h>
+
 #include <chrono>
+
+static_assert(sizeof(weft_fabric_iov_t) == sizeof(struct iovec) &&
+                  offsetof(weft_fabric_iov_t, base) == offsetof(struct iovec, iov_base) &&
+                  offsetof(weft_fabric_iov_t, len) == offsetof(struct iovec, iov_len),
+              "weft_fabric_iov_t must be laid out as struct iovec");
 
 namespace {
 
@@ -24,6 +31,11 @@ namespace {
 /* Posts one send: 0 when posted (inject: already complete, *injected = 1), -FI_EAGAIN
  * when libfabric has no room, another -FI_E* on failure. */
 inline ssize_t ofi_send_post(weft_fabric_ep *ep, ofi_op *op, int *injected) {
+    if (__builtin_expect(op->iov_count != 0, 0)) { /* tag_sendv (weft_fabric_iov_t is an iovec) */
+        *injected = 0;
+        return fi_tsendv(ep->ep, static_cast<const struct iovec *>(op->buf), nullptr, op->iov_count, op->peer->addr,
+                         op->tag, &op->fictx);
+    }
     if (op->length <= ep->fabric->inject_size) {
         /* The buffer is free again when fi_tinject returns and no CQ entry follows. */
         *injected = 1;
@@ -62,8 +74,11 @@ int ofi_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void 
     return ret == -FI_EAGAIN ? WEFT_PLUGIN_ERR_AGAIN : ofi_errno_to_plugin(static_cast<int>(ret));
 }
 
-int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
-                 void *context) {
+namespace {
+
+/* tag_send (iov_count 0) and tag_sendv (buf: an iovec list of iov_count entries, len bytes). */
+inline __attribute__((always_inline)) int ofi_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf,
+                                                   size_t len, size_t iov_count, uint64_t tag, void *context) {
     int injected = 0;
     {
         WEFT_KIT_EP_GUARD(g, &ep->lock);
@@ -76,6 +91,7 @@ int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
         op->buf = buf;
         op->tag = tag;
         op->length = len;
+        op->iov_count = iov_count;
         op->kind = OFI_OP_SEND;
         ssize_t ret = -FI_EAGAIN;
         /* Behind a backlog a send waits its turn: sends keep their order. */
@@ -113,7 +129,26 @@ int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
     return WEFT_PLUGIN_OK;
 }
 
-int ofi_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context) {
+}  // namespace
+
+int ofi_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
+                 void *context) {
+    return ofi_send(ep, peer, buf, len, 0, tag, context);
+}
+
+int ofi_tag_sendv(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const weft_fabric_iov_t *iov, size_t count,
+                  uint64_t tag, void *context) {
+    if (!ep || !peer || !iov || count == 0 || count > ep->fabric->iov_limit) return WEFT_PLUGIN_ERR_INVALID;
+    size_t len = 0;
+    for (size_t i = 0; i < count; ++i) len += iov[i].len;
+    return ofi_send(ep, peer, iov, len, count, tag, context);
+}
+
+namespace {
+
+/* tag_recv (iov_count 0) and tag_recvv (buf: an iovec list of iov_count entries, len bytes). */
+inline __attribute__((always_inline)) int ofi_recv(weft_fabric_ep_t *ep, void *buf, size_t len, size_t iov_count,
+                                                   uint64_t tag, uint64_t ignore, void *context) {
     WEFT_KIT_EP_GUARD(g, &ep->lock);
     ofi_op *op = ofi_op_get(ep);
     if (!op) return WEFT_PLUGIN_ERR_NOMEM;
@@ -125,7 +160,9 @@ int ofi_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
     ssize_t ret;
     for (int i = 0;; ++i) {
         /* libfabric's ignore bits mean what ours mean: (tag | ignore) == (msg | ignore). */
-        ret = fi_trecv(ep->ep, buf, len, nullptr, FI_ADDR_UNSPEC, tag, ignore, &op->fictx);
+        ret = iov_count == 0 ? fi_trecv(ep->ep, buf, len, nullptr, FI_ADDR_UNSPEC, tag, ignore, &op->fictx)
+                             : fi_trecvv(ep->ep, static_cast<const struct iovec *>(buf), nullptr, iov_count,
+                                         FI_ADDR_UNSPEC, tag, ignore, &op->fictx);
         if (__builtin_expect(ret != -FI_EAGAIN, 1) || i == OFI_POST_RETRIES) break;
         ofi_cq_drain(ep, 256);
     }
@@ -135,6 +172,20 @@ int ofi_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
     }
     ofi_op_put(ep, op);
     return ofi_errno_to_plugin(static_cast<int>(ret));
+}
+
+}  // namespace
+
+int ofi_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context) {
+    return ofi_recv(ep, buf, len, 0, tag, ignore, context);
+}
+
+int ofi_tag_recvv(weft_fabric_ep_t *ep, const weft_fabric_iov_t *iov, size_t count, uint64_t tag, uint64_t ignore,
+                  void *context) {
+    if (!ep || !iov || count == 0 || count > ep->fabric->iov_limit) return WEFT_PLUGIN_ERR_INVALID;
+    size_t len = 0;
+    for (size_t i = 0; i < count; ++i) len += iov[i].len;
+    return ofi_recv(ep, const_cast<weft_fabric_iov_t *>(iov), len, count, tag, ignore, context);
 }
 
 int ofi_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag, size_t *msg_len) {

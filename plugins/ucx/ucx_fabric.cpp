@@ -203,6 +203,7 @@ int ucx_fabric_query(weft_fabric_t *fabric, weft_fabric_caps_t *caps) {
     /* Room for a receive's UCX request and our state after it, in the core's context
      * (ucx_ep_open checks what it got the same way). */
     c.context_space = ucx_context_space_wanted(fabric);
+    c.iov_limit = 0; /* UCX's IOV datatype takes any number of entries */
     return weft_kit_caps_write(caps, &c);
 }
 
@@ -231,6 +232,8 @@ const weft_fabric_ops_v1_t ucx_ops = {
     .ep_peer_failed = ucx_ep_peer_failed,
     .stats = nullptr, /* not kept */
     .tag_send_now = ucx_tag_send_now,
+    .tag_sendv = ucx_tag_sendv,
+    .tag_recvv = ucx_tag_recvv,
 };
 }  // namespace
 

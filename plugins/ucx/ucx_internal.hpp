@@ -186,6 +186,10 @@ int ucx_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void 
 int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
                  void *context);
 int ucx_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context);
+int ucx_tag_sendv(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const weft_fabric_iov_t *iov, size_t count,
+                  uint64_t tag, void *context);
+int ucx_tag_recvv(weft_fabric_ep_t *ep, const weft_fabric_iov_t *iov, size_t count, uint64_t tag, uint64_t ignore,
+                  void *context);
 int ucx_tag_probe(weft_fabric_ep_t *ep, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag, size_t *msg_len);
 int ucx_tag_cancel(weft_fabric_ep_t *ep, void *context);
 /* Fills ep->send_param and ep->recv_param (ep_open). */

@@ -184,19 +184,21 @@ inline void ucx_posted_push(weft_fabric_ep_t *ep, ucx_req *req) {
     req->posted = 1;
 }
 
+/* param: ep->recv_param, or a copy of it with another datatype (tag_recvv); len counts param's
+ * datatype's units (bytes, or iov entries). */
 inline __attribute__((always_inline)) int ucx_tag_recv_post(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag,
-                                                            uint64_t ignore, void *context,
-                                                            weft_fabric_completion_t *c) {
+                                                            uint64_t ignore, void *context, weft_fabric_completion_t *c,
+                                                            ucp_request_param_t *param) {
     if (ep->ureq_offset != 0) {
         auto *own = reinterpret_cast<ucx_req *>(static_cast<char *>(context) + ep->ureq_offset);
         own->user_mem = 1;
         own->orphaned = 0;
         own->posted = 0;
-        ep->recv_param.request = own;
+        param->request = own;
     }
     ep->posting = 1;
     /* UCX's mask names the bits that must match; ours names the bits to ignore. */
-    ucs_status_ptr_t sp = ucp_tag_recv_nbx(ep->worker, buf, len, tag, ~ignore, &ep->recv_param);
+    ucs_status_ptr_t sp = ucp_tag_recv_nbx(ep->worker, buf, len, tag, ~ignore, param);
     ep->posting = 0;
     weft_kit_link_t *early = ep->inline_head;
     if (ucs_likely(UCS_PTR_IS_PTR(sp) && !early)) {
@@ -237,12 +239,12 @@ inline __attribute__((always_inline)) int ucx_tag_recv_post(weft_fabric_ep_t *ep
 }
 
 __attribute__((noinline)) int ucx_tag_recv_locked(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag,
-                                                  uint64_t ignore, void *context) {
+                                                  uint64_t ignore, void *context, ucp_request_param_t *param) {
     weft_fabric_completion_t c;
     int rc;
     {
         WEFT_KIT_MUTEX_GUARD(g, &ep->lock.mutex); /* a shared endpoint */
-        rc = ucx_tag_recv_post(ep, buf, len, tag, ignore, context, &c);
+        rc = ucx_tag_recv_post(ep, buf, len, tag, ignore, context, &c, param);
     }
     if (rc <= 0) return rc;
     ep->complete(context, &c);
@@ -252,11 +254,56 @@ __attribute__((noinline)) int ucx_tag_recv_locked(weft_fabric_ep_t *ep, void *bu
 }  // namespace
 
 int ucx_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context) {
-    if (ucs_unlikely(!ep->lock.serial)) return ucx_tag_recv_locked(ep, buf, len, tag, ignore, context);
+    if (ucs_unlikely(!ep->lock.serial)) return ucx_tag_recv_locked(ep, buf, len, tag, ignore, context, &ep->recv_param);
     weft_fabric_completion_t c;
-    int rc = ucx_tag_recv_post(ep, buf, len, tag, ignore, context, &c);
+    int rc = ucx_tag_recv_post(ep, buf, len, tag, ignore, context, &c, &ep->recv_param);
     if (ucs_likely(rc <= 0)) return rc;
     /* The message had arrived: UCX completed the receive inside the call; deliver it now. */
+    ep->complete(context, &c);
+    return WEFT_PLUGIN_OK;
+}
+
+/* Gathered sends and scattered receives: UCX's IOV datatype over the core's list (the same
+ * layout as ucp_dt_iov_t), with the parameters of tag_send/tag_recv otherwise.  UCX reads the
+ * list while the operation runs; the core keeps it until the completion. */
+static_assert(sizeof(weft_fabric_iov_t) == sizeof(ucp_dt_iov_t) &&
+                  offsetof(weft_fabric_iov_t, base) == offsetof(ucp_dt_iov_t, buffer) &&
+                  offsetof(weft_fabric_iov_t, len) == offsetof(ucp_dt_iov_t, length),
+              "weft_fabric_iov_t must match ucp_dt_iov_t");
+
+int ucx_tag_sendv(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const weft_fabric_iov_t *iov, size_t count,
+                  uint64_t tag, void *context) {
+    if (ucs_unlikely(!ep || !peer || !iov || count == 0)) return WEFT_PLUGIN_ERR_INVALID;
+    size_t len = 0;
+    for (size_t i = 0; i < count; ++i) len += iov[i].len;
+    ucp_request_param_t param = ep->send_param;
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    param.datatype = ucp_dt_make_iov();
+    ucs_status_ptr_t sp;
+    {
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
+        if (ucs_unlikely(peer->failed)) /* ep_peer_failed: its uep may be gone */
+            return WEFT_PLUGIN_ERR_PEER_FAILED;
+        sp = ucp_tag_send_nbx(peer->uep, iov, count, tag, &param);
+        if (sp != nullptr) return ucx_tag_send_posted(peer, len, tag, context, sp);
+    }
+    /* Completed at once: deliver it outside the guard. */
+    weft_fabric_completion_t c{WEFT_PLUGIN_OK, tag, len};
+    ep->complete(context, &c);
+    return WEFT_PLUGIN_OK;
+}
+
+int ucx_tag_recvv(weft_fabric_ep_t *ep, const weft_fabric_iov_t *iov, size_t count, uint64_t tag, uint64_t ignore,
+                  void *context) {
+    if (ucs_unlikely(!ep || !iov || count == 0)) return WEFT_PLUGIN_ERR_INVALID;
+    ucp_request_param_t param = ep->recv_param;
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    param.datatype = ucp_dt_make_iov();
+    void *list = const_cast<weft_fabric_iov_t *>(iov);
+    if (ucs_unlikely(!ep->lock.serial)) return ucx_tag_recv_locked(ep, list, count, tag, ignore, context, &param);
+    weft_fabric_completion_t c;
+    int rc = ucx_tag_recv_post(ep, list, count, tag, ignore, context, &c, &param);
+    if (rc <= 0) return rc;
     ep->complete(context, &c);
     return WEFT_PLUGIN_OK;
 }

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "coll_env.hpp"
+#include "weft/weft_datatype.h"
 
 using namespace coll_test;
 
@@ -288,6 +289,14 @@ TEST_F(Errors, OperationDatatypeMismatch) {
     weft_datatype vt = WEFT_DATATYPE_NULL;
     ASSERT_EQ(weft_type_vector(2, 1, 2, WEFT_INT, &vt), 0);
     ASSERT_EQ(weft_type_commit(&vt), 0);
+    // A predefined op on a derived type needs one basic type throughout (MPI); a vector of
+    // ints has one (reduce, allreduce and scan take it: tests/p2p/test_datatypes.cpp).
+    weft_datatype mixed = WEFT_DATATYPE_NULL;
+    size_t mixed_bl[] = {1, 1};
+    ptrdiff_t mixed_d[] = {0, 8};
+    weft_datatype mixed_t[] = {WEFT_INT, WEFT_DOUBLE};
+    ASSERT_EQ(weft_type_create_struct(2, mixed_bl, mixed_d, mixed_t, &mixed), 0);
+    ASSERT_EQ(weft_type_commit(&mixed), 0);
     weft_op user = WEFT_OP_NULL;
     ASSERT_EQ(weft_op_create([](void *, void *, size_t *, weft_datatype *) {}, 1, &user), 0);
     weft_op freed = WEFT_OP_NULL;
@@ -309,7 +318,7 @@ TEST_F(Errors, OperationDatatypeMismatch) {
         {static_cast<weft_op>(0x60000fff), WEFT_INT, "an unknown op handle"},
         {freed_handle, WEFT_INT, "a freed user op"},
         {static_cast<weft_op>(WEFT_INT), WEFT_INT, "a datatype handle as op"},
-        {WEFT_SUM, vt, "WEFT_SUM on a vector datatype"},
+        {WEFT_SUM, mixed, "WEFT_SUM on a struct of an int and a double"},
         {user, vt, "a user op on a non-contiguous vector datatype"},
     };
     for (const mis &m : cases) {
@@ -336,6 +345,7 @@ TEST_F(Errors, OperationDatatypeMismatch) {
     }
     EXPECT_EQ(weft_op_free(&user), 0);
     EXPECT_EQ(weft_type_free(&vt), 0);
+    EXPECT_EQ(weft_type_free(&mixed), 0);
     still_works("operation/datatype mismatches");
 }
 

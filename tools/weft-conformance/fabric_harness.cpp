@@ -275,6 +275,40 @@ int FabricTest::send_once(const Endpoint &from, weft_fabric_peer_t *peer, const 
     return rc;
 }
 
+bool FabricTest::has_iov() const {
+    return plugin().desc->abi_minor >= 8 && ops().tag_sendv != nullptr && ops().tag_recvv != nullptr;
+}
+
+int FabricTest::sendv(const Endpoint &from, weft_fabric_peer_t *peer, const weft_fabric_iov_t *iov, size_t count,
+                      uint64_t tag, Op &op) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (;;) {
+        int rc;
+        {
+            InsideScope in(Inside::post, &op);
+            rc = ops().tag_sendv(from.ep, peer, iov, count, tag, &op);
+        }
+        if (rc == WEFT_PLUGIN_OK) posted_.push_back(&op);
+        if (rc != WEFT_PLUGIN_ERR_AGAIN || std::chrono::steady_clock::now() > deadline) return rc;
+        progress_all();
+    }
+}
+
+int FabricTest::recvv(const Endpoint &on, const weft_fabric_iov_t *iov, size_t count, uint64_t tag, uint64_t ignore,
+                      Op &op) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (;;) {
+        int rc;
+        {
+            InsideScope in(Inside::post, &op);
+            rc = ops().tag_recvv(on.ep, iov, count, tag, ignore, &op);
+        }
+        if (rc == WEFT_PLUGIN_OK) posted_.push_back(&op);
+        if (rc != WEFT_PLUGIN_ERR_AGAIN || std::chrono::steady_clock::now() > deadline) return rc;
+        progress_all();
+    }
+}
+
 int FabricTest::recv(const Endpoint &on, void *buf, size_t len, uint64_t tag, uint64_t ignore, Op &op) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     for (;;) {

@@ -81,6 +81,11 @@ class FabricTest : public ::testing::Test {
     /* One tag_send, no retry (AGAIN comes back to the caller). */
     int send_once(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag, Op &op);
     int recv(const Endpoint &on, void *buf, size_t len, uint64_t tag, uint64_t ignore, Op &op);
+    /* tag_sendv / tag_recvv (ABI minor 8), retried while AGAIN; has_iov: the plugin has both. */
+    bool has_iov() const;
+    int sendv(const Endpoint &from, weft_fabric_peer_t *peer, const weft_fabric_iov_t *iov, size_t count, uint64_t tag,
+              Op &op);
+    int recvv(const Endpoint &on, const weft_fabric_iov_t *iov, size_t count, uint64_t tag, uint64_t ignore, Op &op);
     int cancel(const Endpoint &on, Op &op);
     int probe(const Endpoint &on, uint64_t tag, uint64_t ignore, int *found, uint64_t *msg_tag, size_t *msg_len);
     /* ep_peer_failed (ABI minor 4), which may complete the peer's sends itself.  has_peer_failed:
