@@ -25,7 +25,6 @@
 
 #include "bench_util.h"
 #include "weft/weft.h"
-#include "weft/weft_persist.h"
 
 namespace {
 

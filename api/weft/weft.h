@@ -59,8 +59,10 @@ enum {
     WEFT_ERR_UNSUPPORTED = 27, /* valid request this build or fabric cannot do */
     WEFT_ERR_THREAD = 28,      /* call not allowed at the provided thread level */
     WEFT_ERR_INTERNAL = 29,
-    WEFT_ERR_NO_DEVICE = 30, /* no GPU driver or device for the queue (see the message) */
-    WEFT_ERR_LASTCODE = 30
+    WEFT_ERR_NO_DEVICE = 30,  /* no GPU driver or device for the queue (see the message) */
+    WEFT_ERR_GROUP = 31,      /* invalid group handle, or a group that is not a subset where one must be */
+    WEFT_ERR_ERRHANDLER = 32, /* invalid error handler handle, or a predefined one freed */
+    WEFT_ERR_LASTCODE = 32
 };
 
 #define WEFT_MAX_ERROR_STRING 512
@@ -167,6 +169,68 @@ WEFT_API int weft_error_string(int errorcode, char *string, size_t *resultlen);
  * logs each message as it was raised (up to 1023 characters). */
 WEFT_API int weft_error_detail(char *string, size_t *resultlen);
 
+/* ---- Error handlers and error classes (MPI 4.0 sections 9.3-9.5) ----
+ * Every communicator has an error handler, inherited from its parent by weft_comm_dup,
+ * weft_comm_split and every other call that creates a communicator from another.  When a call
+ * fails, the handler of its communicator runs before the call returns its code; a call on a
+ * request uses its request's communicator, a call with no communicator (or with an invalid
+ * one) WEFT_COMM_SELF's, as MPI 4.0 says.  The default everywhere is WEFT_ERRORS_RETURN, so
+ * a program that never sets a handler sees Weft's native behaviour: every call returns its
+ * code and never aborts.  Before weft_init and after weft_finalize no handler runs.
+ *
+ * The mapping of every WEFT_ERR_* code to its MPI error class is docs/errors.md. */
+
+/* Error classes and codes added with weft_add_error_class / weft_add_error_code are numbered
+ * from WEFT_ERR_FIRST_USER up, above every predefined code (and room to add more). */
+#define WEFT_ERR_FIRST_USER 64
+
+/* ---- Error handlers ---- */
+typedef int weft_errhandler;
+#define WEFT_ERRHANDLER_NULL ((weft_errhandler)0)
+/* Aborts the job (every process of WEFT_COMM_WORLD, as weft_abort does) after printing the
+ * error string, the detail message and the call that failed. */
+#define WEFT_ERRORS_ARE_FATAL ((weft_errhandler)0xc0000001)
+/* Returns the code to the caller: Weft's native behaviour and the default. */
+#define WEFT_ERRORS_RETURN ((weft_errhandler)0xc0000002)
+/* MPI 4.0: aborts the processes of the communicator, as weft_abort(comm, code) does (which, as
+ * in MPICH, ends the whole job); prints the same message as WEFT_ERRORS_ARE_FATAL first. */
+#define WEFT_ERRORS_ABORT ((weft_errhandler)0xc0000003)
+
+/* A user handler: *comm is the communicator the error was raised on, *errorcode the code the
+ * failing call returns once the handler returns (changing *errorcode does not change that).
+ * No further arguments are passed.  The handler runs on the thread of the failing call, with
+ * no lock of Weft's held: it may call Weft (including on the same communicator), and it may
+ * end the process.  weft_error_detail still reports the original error after it returns. */
+typedef void weft_comm_errhandler_function(weft_comm *comm, int *errorcode, ...);
+
+WEFT_API int weft_comm_create_errhandler(weft_comm_errhandler_function *comm_errhandler_fn,
+                                         weft_errhandler *errhandler);
+/* Attaches errhandler to comm (which keeps it alive even once freed).  WEFT_COMM_NULL is
+ * refused with WEFT_ERR_COMM. */
+WEFT_API int weft_comm_set_errhandler(weft_comm comm, weft_errhandler errhandler);
+/* The handler attached to comm: a new reference to free with weft_errhandler_free (freeing a
+ * predefined handler this returned is not needed, and refused). */
+WEFT_API int weft_comm_get_errhandler(weft_comm comm, weft_errhandler *errhandler);
+/* Runs comm's handler with errorcode, as a failing call would; WEFT_SUCCESS once it returned
+ * (WEFT_ERRORS_RETURN: at once; WEFT_ERRORS_ARE_FATAL / WEFT_ERRORS_ABORT do not return). */
+WEFT_API int weft_comm_call_errhandler(weft_comm comm, int errorcode);
+/* Sets *errhandler to WEFT_ERRHANDLER_NULL; the handler lives on while a communicator uses
+ * it.  Predefined handlers are refused (WEFT_ERR_ERRHANDLER). */
+WEFT_API int weft_errhandler_free(weft_errhandler *errhandler);
+
+/* ---- Error classes (usable before weft_init and after weft_finalize) ---- */
+/* The class of a code: each predefined WEFT_ERR_* is its own class; a code added with
+ * weft_add_error_code has the class it was added to.  WEFT_ERR_ARG for any other value. */
+WEFT_API int weft_error_class(int errorcode, int *errorclass);
+/* A new error class (and code), >= WEFT_ERR_FIRST_USER. */
+WEFT_API int weft_add_error_class(int *errorclass);
+/* A new error code of errorclass (a predefined class or one added above). */
+WEFT_API int weft_add_error_code(int errorclass, int *errorcode);
+/* The text weft_error_string returns for an added class or code (at most
+ * WEFT_MAX_ERROR_STRING - 1 characters; a later call replaces it).  Predefined codes are
+ * refused (WEFT_ERR_ARG). */
+WEFT_API int weft_add_error_string(int errorcode, const char *string);
+
 /* ---- Info (usable before weft_init and after weft_finalize) ---- */
 WEFT_API int weft_info_create(weft_info *info);
 WEFT_API int weft_info_set(weft_info info, const char *key, const char *value);
@@ -261,6 +325,93 @@ WEFT_API int weft_comm_split(weft_comm comm, int color, int key, weft_comm *newc
 /* Refused with WEFT_ERR_BUSY while operations on comm are pending. */
 WEFT_API int weft_comm_free(weft_comm *comm);
 
+/* ---- Groups ----
+ * A group is an ordered set of processes: rank i of the group is its i-th process.  Groups are
+ * local objects: making and comparing them never communicates. */
+typedef int weft_group;
+#define WEFT_GROUP_NULL ((weft_group)0)
+/* The group with no members.  It cannot be freed.  Operations whose result is empty return a
+ * new handle of an empty group (weft_group_compare with WEFT_GROUP_EMPTY: WEFT_IDENT), which
+ * the caller frees like any other, so that code freeing every group it made stays correct. */
+#define WEFT_GROUP_EMPTY ((weft_group)0x90000001)
+
+/* Results of weft_group_compare and weft_comm_compare (MPI's values). */
+enum { WEFT_IDENT = 0, WEFT_CONGRUENT = 1, WEFT_SIMILAR = 2, WEFT_UNEQUAL = 3 };
+
+/* Longest communicator name, with its terminating NUL (MPI_MAX_OBJECT_NAME). */
+#define WEFT_MAX_OBJECT_NAME 128
+
+/* Ranks that have no counterpart: weft_group_rank of a process outside the group, and
+ * weft_group_translate_ranks of a process not in the second group, give (int)WEFT_UNDEFINED,
+ * that is -1, as weft_comm_split takes WEFT_UNDEFINED converted to int for "no color".  In C
+ * and C++ `rank == WEFT_UNDEFINED` holds for it (the int converts to SIZE_MAX). */
+
+/* The group of comm's processes, in comm's rank order (a multiplex communicator: one member
+ * per process, whatever the number of its streams). */
+WEFT_API int weft_comm_group(weft_comm comm, weft_group *group);
+WEFT_API int weft_group_size(weft_group group, int *size);
+/* The calling process's rank in group, or (int)WEFT_UNDEFINED when it is not a member. */
+WEFT_API int weft_group_rank(weft_group group, int *rank);
+/* The members of group at ranks[0..n), in that order; the ranks must be valid and distinct
+ * (WEFT_ERR_RANK).  n = 0 gives an empty group. */
+WEFT_API int weft_group_incl(weft_group group, size_t n, const int ranks[], weft_group *newgroup);
+/* The members of group not at ranks[0..n) (valid and distinct), in group's order. */
+WEFT_API int weft_group_excl(weft_group group, size_t n, const int ranks[], weft_group *newgroup);
+/* Triplets (first, last, stride): first, first + stride, ... up to last inclusive.  stride may
+ * be negative, never 0; a triplet that runs away from last (first > last with stride > 0, or
+ * first < last with stride < 0) is refused (WEFT_ERR_ARG), as MPICH refuses it.  Every rank
+ * named must be valid and named once (WEFT_ERR_RANK). */
+WEFT_API int weft_group_range_incl(weft_group group, size_t n, int ranges[][3], weft_group *newgroup);
+WEFT_API int weft_group_range_excl(weft_group group, size_t n, int ranges[][3], weft_group *newgroup);
+/* group1's members, then group2's members not in group1 (each in its group's order). */
+WEFT_API int weft_group_union(weft_group group1, weft_group group2, weft_group *newgroup);
+/* group1's members that are in group2, in group1's order. */
+WEFT_API int weft_group_intersection(weft_group group1, weft_group group2, weft_group *newgroup);
+/* group1's members that are not in group2, in group1's order. */
+WEFT_API int weft_group_difference(weft_group group1, weft_group group2, weft_group *newgroup);
+/* ranks2[i]: the rank in group2 of the process at ranks1[i] in group1; (int)WEFT_UNDEFINED
+ * when it is not in group2; WEFT_PROC_NULL stays WEFT_PROC_NULL. */
+WEFT_API int weft_group_translate_ranks(weft_group group1, size_t n, const int ranks1[], weft_group group2,
+                                        int ranks2[]);
+/* WEFT_IDENT: same members in the same order; WEFT_SIMILAR: same members, another order;
+ * WEFT_UNEQUAL otherwise. */
+WEFT_API int weft_group_compare(weft_group group1, weft_group group2, int *result);
+/* Sets *group to WEFT_GROUP_NULL.  Communicators made from the group are unaffected.
+ * WEFT_GROUP_EMPTY cannot be freed (WEFT_ERR_GROUP). */
+WEFT_API int weft_group_free(weft_group *group);
+
+/* ---- Communicators from groups ----
+ * A communicator made from a stream or multiplex communicator (weft_comm_create,
+ * weft_comm_create_group, weft_comm_idup) is one too: each member keeps the streams it
+ * attached to the parent, with their indices, and its endpoints; only the context differs. */
+
+/* Collective over comm: every process of comm calls it.  group must be a subset of comm's
+ * group.  Members of group get a communicator over group (rank order: group's); the others get
+ * WEFT_COMM_NULL.  As in MPI 2.2 and MPICH, processes may pass different, disjoint groups:
+ * each group's members must pass the same group, and each disjoint group becomes its own
+ * communicator. */
+WEFT_API int weft_comm_create(weft_comm comm, weft_group group, weft_comm *newcomm);
+/* Collective over group's members only: comm's other processes need not call it and may do
+ * anything meanwhile (one that calls it, as with WEFT_GROUP_EMPTY, gets WEFT_COMM_NULL at once,
+ * as in MPICH).  Concurrent calls on overlapping
+ * groups, from different threads, must pass different tags (tags that differ in their low 18
+ * bits: the agreement's messages carry those). */
+WEFT_API int weft_comm_create_group(weft_comm comm, weft_group group, int tag, weft_comm *newcomm);
+/* WEFT_IDENT: the same communicator; WEFT_CONGRUENT: same processes in the same rank order;
+ * WEFT_SIMILAR: same processes, another order; WEFT_UNEQUAL otherwise. */
+WEFT_API int weft_comm_compare(weft_comm comm1, weft_comm comm2, int *result);
+/* Names are local, for tools and messages, and are not copied by dup, idup or create.
+ * WEFT_COMM_WORLD and WEFT_COMM_SELF are named "WEFT_COMM_WORLD" and "WEFT_COMM_SELF" until
+ * renamed; other communicators have the empty name.  A name longer than
+ * WEFT_MAX_OBJECT_NAME - 1 characters is cut to that length. */
+WEFT_API int weft_comm_set_name(weft_comm comm, const char *name);
+/* name must hold WEFT_MAX_OBJECT_NAME bytes; *resultlen: its length without the NUL. */
+WEFT_API int weft_comm_get_name(weft_comm comm, char *name, size_t *resultlen);
+/* Nonblocking weft_comm_dup: returns at once with *newcomm set, usable once the request has
+ * completed (weft_wait, weft_test, ...).  Collective over comm and ordered with comm's other
+ * collectives; a process may communicate with others before they reach their own call. */
+WEFT_API int weft_comm_idup(weft_comm comm, weft_comm *newcomm, weft_request *request);
+
 /* ---- Streams (MPIX Stream) ----
  * A stream is a serial execution context: operations on one stream never run concurrently,
  * so its path takes no lock.  A CPU stream gets its own network endpoint from the explicit
@@ -309,6 +460,65 @@ WEFT_API int weft_type_free(weft_datatype *datatype);
 WEFT_API int weft_type_size(weft_datatype datatype, size_t *size);
 WEFT_API int weft_type_get_extent(weft_datatype datatype, ptrdiff_t *lb, ptrdiff_t *extent);
 
+/* ---- Derived datatypes beyond contiguous and vector, pack/unpack, element counts ----
+ * Counts, block lengths and positions are size_t.  Displacements and strides: ptrdiff_t everywhere.  Where MPI takes an int displacement in
+ * multiples of the old type's extent (weft_type_vector, weft_type_indexed,
+ * weft_type_create_indexed_block) so does Weft, as a ptrdiff_t; where MPI takes an MPI_Aint
+ * byte displacement (the h-variants, struct, resized) Weft takes a byte ptrdiff_t.
+ * Displacements and strides may be negative; the extent given to weft_type_create_resized may
+ * not (WEFT_ERR_ARG).  A size, extent or displacement that overflows gives WEFT_ERR_COUNT.
+ *
+ * Non-contiguous datatypes in point-to-point calls travel as an iovec of their runs where the
+ * fabric takes one (ucx, ofi) and the runs are few enough (WEFT_IOV_MAX in the environment,
+ * default 1024; 0: always pack), packed otherwise; receives land in place the same way.
+ * Predefined reductions (WEFT_SUM ...) accept a derived type whose basic elements are all of
+ * one predefined type (e.g. a vector of WEFT_DOUBLE). */
+/* Array orders of weft_type_create_subarray (MPICH's values of MPI_ORDER_C/FORTRAN). */
+enum { WEFT_ORDER_C = 56, WEFT_ORDER_FORTRAN = 57 };
+
+/* stride in bytes. */
+WEFT_API int weft_type_create_hvector(size_t count, size_t blocklength, ptrdiff_t stride, weft_datatype oldtype,
+                                      weft_datatype *newtype);
+/* Block i: blocklengths[i] elements at displacements[i] extents of oldtype. */
+WEFT_API int weft_type_indexed(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
+                               weft_datatype oldtype, weft_datatype *newtype);
+WEFT_API int weft_type_create_indexed_block(size_t count, size_t blocklength, const ptrdiff_t displacements[],
+                                            weft_datatype oldtype, weft_datatype *newtype);
+/* displacements in bytes. */
+WEFT_API int weft_type_create_hindexed(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
+                                       weft_datatype oldtype, weft_datatype *newtype);
+WEFT_API int weft_type_create_hindexed_block(size_t count, size_t blocklength, const ptrdiff_t displacements[],
+                                             weft_datatype oldtype, weft_datatype *newtype);
+/* Block i: blocklengths[i] elements of types[i] at displacements[i] bytes. */
+WEFT_API int weft_type_create_struct(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
+                                     const weft_datatype types[], weft_datatype *newtype);
+/* The same typemap with lower bound lb and extent bytes (extent >= 0). */
+WEFT_API int weft_type_create_resized(weft_datatype oldtype, ptrdiff_t lb, ptrdiff_t extent, weft_datatype *newtype);
+/* A new handle for the same layout (committed when oldtype is). */
+WEFT_API int weft_type_dup(weft_datatype oldtype, weft_datatype *newtype);
+/* The subsizes[] block at starts[] of an ndims-dimensional array of sizes[] elements of oldtype,
+ * in WEFT_ORDER_C (last index fastest) or WEFT_ORDER_FORTRAN; lb 0, extent the whole array's. */
+WEFT_API int weft_type_create_subarray(size_t ndims, const size_t sizes[], const size_t subsizes[],
+                                       const size_t starts[], int order, weft_datatype oldtype, weft_datatype *newtype);
+/* Bounds of the bytes the type touches (MPI_Type_get_true_extent). */
+WEFT_API int weft_type_get_true_extent(weft_datatype datatype, ptrdiff_t *true_lb, ptrdiff_t *true_extent);
+
+/* Basic elements received (a pair type such as WEFT_DOUBLE_INT counts two), or WEFT_UNDEFINED
+ * when the message ends inside one. */
+WEFT_API int weft_get_elements(const weft_status *status, weft_datatype datatype, size_t *count);
+
+/* Packs incount elements at inbuf into outbuf[outsize] at *position, which advances; a
+ * committed datatype; WEFT_ERR_TRUNCATE when outsize is too small (nothing written).  comm
+ * must be valid (Weft's packed format is the same on every communicator). */
+WEFT_API int weft_pack(const void *inbuf, size_t incount, weft_datatype datatype, void *outbuf, size_t outsize,
+                       size_t *position, weft_comm comm);
+/* Unpacks outcount elements from inbuf[insize] at *position, which advances;
+ * WEFT_ERR_TRUNCATE when fewer bytes are left than that needs (nothing written). */
+WEFT_API int weft_unpack(const void *inbuf, size_t insize, size_t *position, void *outbuf, size_t outcount,
+                         weft_datatype datatype, weft_comm comm);
+/* An upper bound of the bytes weft_pack needs for incount elements (exact in Weft). */
+WEFT_API int weft_pack_size(size_t incount, weft_datatype datatype, weft_comm comm, size_t *size);
+
 /* ---- Point-to-point ---- */
 WEFT_API int weft_send(const void *buf, size_t count, weft_datatype datatype, int dest, int tag, weft_comm comm);
 WEFT_API int weft_recv(void *buf, size_t count, weft_datatype datatype, int source, int tag, weft_comm comm,
@@ -331,6 +541,65 @@ WEFT_API int weft_test_cancelled(const weft_status *status, int *flag);
 WEFT_API int weft_probe(int source, int tag, weft_comm comm, weft_status *status);
 WEFT_API int weft_iprobe(int source, int tag, weft_comm comm, int *flag, weft_status *status);
 WEFT_API int weft_get_count(const weft_status *status, weft_datatype datatype, size_t *count);
+
+/* ---- Synchronous sends ----
+ * Complete only once the matching receive has matched the message (on every fabric: the
+ * receiver acknowledges it), so a completed synchronous send also tells that the receiver got
+ * there.  Any receive, probe or matched probe matches a synchronous message like any other;
+ * the receiver's endpoint sends the acknowledgement when the receive completes there, at its
+ * next progress (any call that progresses it: a wait, test, probe or blocking call).  Sends to
+ * WEFT_PROC_NULL complete at once.  As on other sends, weft_cancel of a pending weft_issend
+ * request is refused (WEFT_ERR_UNSUPPORTED); so is that of a pending weft_isendrecv or
+ * weft_imrecv request (a matched message cannot be unmatched). */
+WEFT_API int weft_ssend(const void *buf, size_t count, weft_datatype datatype, int dest, int tag, weft_comm comm);
+WEFT_API int weft_issend(const void *buf, size_t count, weft_datatype datatype, int dest, int tag, weft_comm comm,
+                         weft_request *request);
+/* Multiplex forms: from the local stream src_idx to the peer's stream dst_idx (as
+ * weft_stream_send). */
+WEFT_API int weft_stream_ssend(const void *buf, size_t count, weft_datatype datatype, int dest, int tag, weft_comm comm,
+                               int src_idx, int dst_idx);
+WEFT_API int weft_stream_issend(const void *buf, size_t count, weft_datatype datatype, int dest, int tag,
+                                weft_comm comm, int src_idx, int dst_idx, weft_request *request);
+/* Persistent synchronous sends (weft_start starts one run; see weft_send_init). */
+WEFT_API int weft_ssend_init(const void *buf, size_t count, weft_datatype datatype, int dest, int tag, weft_comm comm,
+                             weft_request *request);
+WEFT_API int weft_stream_ssend_init(const void *buf, size_t count, weft_datatype datatype, int dest, int tag,
+                                    weft_comm comm, int src_idx, int dst_idx, weft_request *request);
+
+/* ---- Send and receive in one call ----
+ * The receive is posted before the send, so a ring of sendrecv calls never deadlocks.  The
+ * status is the receive's.  The nonblocking forms return one request that completes when both
+ * parts have.  The _replace forms send buf's contents and receive into buf, through a
+ * temporary buffer of count elements (packed) that lives until the operation completes. */
+WEFT_API int weft_sendrecv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
+                           void *recvbuf, size_t recvcount, weft_datatype recvtype, int source, int recvtag,
+                           weft_comm comm, weft_status *status);
+WEFT_API int weft_sendrecv_replace(void *buf, size_t count, weft_datatype datatype, int dest, int sendtag, int source,
+                                   int recvtag, weft_comm comm, weft_status *status);
+WEFT_API int weft_isendrecv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
+                            void *recvbuf, size_t recvcount, weft_datatype recvtype, int source, int recvtag,
+                            weft_comm comm, weft_request *request);
+WEFT_API int weft_isendrecv_replace(void *buf, size_t count, weft_datatype datatype, int dest, int sendtag, int source,
+                                    int recvtag, weft_comm comm, weft_request *request);
+
+/* ---- Matched probe ----
+ * weft_mprobe / weft_improbe find a message as weft_probe does and remove it from matching at
+ * once: no other receive or probe can match it, so threads that probe then receive never take
+ * each other's messages.  The message is received (only) with weft_mrecv / weft_imrecv on the
+ * handle, which is then set to WEFT_MESSAGE_NULL.  A probe of WEFT_PROC_NULL returns
+ * WEFT_MESSAGE_NO_PROC, whose receive completes at once with a WEFT_PROC_NULL status.
+ * The message is received into a buffer the handle owns as soon as it is probed, and copied
+ * (unpacked) into the receive's buffer by mrecv / at imrecv's completion; a message larger
+ * than that buffer is truncated there (WEFT_ERR_TRUNCATE, as weft_recv).  A pending message
+ * keeps its communicator busy (weft_comm_free refuses it). */
+typedef int weft_message;
+#define WEFT_MESSAGE_NULL ((weft_message)0)
+#define WEFT_MESSAGE_NO_PROC ((weft_message)0xB0000001)
+WEFT_API int weft_mprobe(int source, int tag, weft_comm comm, weft_message *message, weft_status *status);
+/* *flag = 0 and *message untouched when no message is there. */
+WEFT_API int weft_improbe(int source, int tag, weft_comm comm, int *flag, weft_message *message, weft_status *status);
+WEFT_API int weft_mrecv(void *buf, size_t count, weft_datatype datatype, weft_message *message, weft_status *status);
+WEFT_API int weft_imrecv(void *buf, size_t count, weft_datatype datatype, weft_message *message, weft_request *request);
 
 /* ---- Reduction operations ---- */
 /* A user reduction: inoutvec[i] = invec[i] op inoutvec[i] for *len elements of *datatype.
@@ -417,6 +686,166 @@ WEFT_API int weft_iscan(const void *sendbuf, void *recvbuf, size_t count, weft_d
                         weft_comm comm, weft_request *request);
 WEFT_API int weft_iexscan(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                           weft_comm comm, weft_request *request);
+
+/* ---- reduce_scatter with per-rank counts, alltoallw with per-peer datatypes, local
+ * reductions ---- */
+/* Reduces each process's sendbuf, a vector of recvcounts[0] + ... + recvcounts[size-1]
+ * elements, elementwise over all processes and scatters the result: rank r receives
+ * recvcounts[r] elements, block r of the reduced vector (blocks in rank order).  recvcounts
+ * must be the same on every process; zero counts are allowed.  sendbuf = WEFT_IN_PLACE: the
+ * input is taken from recvbuf, which then holds the whole vector, and the result lands at its
+ * start.  A non-commutative op combines in rank order.  Datatypes as for weft_reduce.
+ * Algorithms (WEFT_COLL_REDUCE_SCATTER=recursive_halving|pairwise|reduce_scatterv, weft-info
+ * --coll): recursive halving below 512 KiB in all and pairwise from there for a commutative
+ * op; a reduce to rank 0 followed by a scatterv for a non-commutative one. */
+WEFT_API int weft_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[], weft_datatype datatype,
+                                 weft_op op, weft_comm comm);
+WEFT_API int weft_ireduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[], weft_datatype datatype,
+                                  weft_op op, weft_comm comm, weft_request *request);
+/* Persistent form (MPI-4): the schedule is built once; each weft_start replays it. */
+WEFT_API int weft_reduce_scatter_init(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                                      weft_datatype datatype, weft_op op, weft_comm comm, weft_info info,
+                                      weft_request *request);
+
+/* Alltoall with a datatype per peer: sendcounts[j] elements of sendtypes[j] at sendbuf +
+ * sdispls[j] go to rank j, which receives them as recvcounts[i] elements of recvtypes[i] at
+ * recvbuf + rdispls[i] (i the sender).  Displacements are in BYTES (as MPI's), not elements.
+ * Each pair's type signatures must match (equal byte sizes; else WEFT_ERR_TRUNCATE).  Any
+ * committed datatype, derived ones included; where a count is 0 the type, displacement and
+ * buffer are not looked at.  sendbuf = WEFT_IN_PLACE: sendcounts, sdispls and sendtypes are
+ * ignored and each block is sent from recvbuf as described by the receive arguments, then
+ * replaced.  Algorithms (WEFT_COLL_ALLTOALLW=scattered|pairwise): scattered (up to 32 peers in
+ * flight at once) unless forced. */
+WEFT_API int weft_alltoallw(const void *sendbuf, const size_t sendcounts[], const ptrdiff_t sdispls[],
+                            const weft_datatype sendtypes[], void *recvbuf, const size_t recvcounts[],
+                            const ptrdiff_t rdispls[], const weft_datatype recvtypes[], weft_comm comm);
+WEFT_API int weft_ialltoallw(const void *sendbuf, const size_t sendcounts[], const ptrdiff_t sdispls[],
+                             const weft_datatype sendtypes[], void *recvbuf, const size_t recvcounts[],
+                             const ptrdiff_t rdispls[], const weft_datatype recvtypes[], weft_comm comm,
+                             weft_request *request);
+WEFT_API int weft_alltoallw_init(const void *sendbuf, const size_t sendcounts[], const ptrdiff_t sdispls[],
+                                 const weft_datatype sendtypes[], void *recvbuf, const size_t recvcounts[],
+                                 const ptrdiff_t rdispls[], const weft_datatype recvtypes[], weft_comm comm,
+                                 weft_info info, weft_request *request);
+
+/* inoutbuf[i] = inbuf[i] op inoutbuf[i] for count elements, locally (no communication): the
+ * combination a reduction applies, with the same datatype rules (WEFT_ERR_OP for an op the
+ * datatype does not take).  The buffers must not overlap; WEFT_IN_PLACE is not allowed. */
+WEFT_API int weft_reduce_local(const void *inbuf, void *inoutbuf, size_t count, weft_datatype datatype, weft_op op);
+
+/* *commute = 1 when op is commutative (every predefined op; a user op created with commute
+ * != 0), else 0.  WEFT_ERR_OP for WEFT_OP_NULL or a freed or invalid handle. */
+WEFT_API int weft_op_commutative(weft_op op, int *commute);
+
+/* ---- Persistent requests, persistent collectives and the request calls that go with them
+ * (MPI 4.0 sections 3.9, 3.7.5, 6.13) ----
+ * A persistent request is made inactive by its *_init call and keeps its handle until
+ * weft_request_free: weft_start makes it active, and a wait or test that completes it makes it
+ * inactive again (the handle stays).  A wait or test on an inactive persistent request returns
+ * at once with an empty status (source WEFT_ANY_SOURCE, tag WEFT_ANY_TAG, error WEFT_SUCCESS,
+ * count 0); weft_waitany, weft_testany, weft_waitsome and weft_testsome skip them as they skip
+ * WEFT_REQUEST_NULL.  While it exists, a persistent request counts as pending on its
+ * communicator and stream (weft_comm_free, weft_stream_free: WEFT_ERR_BUSY until it is freed). */
+/* ---- Persistent point-to-point ----
+ * The arguments of weft_isend/weft_irecv, checked once, here: a bad argument fails the init
+ * (with its code and detail), never a start.  Each start sends (receives) buf as it is then. */
+WEFT_API int weft_send_init(const void *buf, size_t count, weft_datatype datatype, int dest, int tag, weft_comm comm,
+                            weft_request *request);
+WEFT_API int weft_recv_init(void *buf, size_t count, weft_datatype datatype, int source, int tag, weft_comm comm,
+                            weft_request *request);
+/* Multiplex and stream communicators: the src_idx/dst_idx of weft_stream_isend/irecv. */
+WEFT_API int weft_stream_send_init(const void *buf, size_t count, weft_datatype datatype, int dest, int tag,
+                                   weft_comm comm, int src_idx, int dst_idx, weft_request *request);
+WEFT_API int weft_stream_recv_init(void *buf, size_t count, weft_datatype datatype, int source, int tag, weft_comm comm,
+                                   int src_idx, int dst_idx, weft_request *request);
+
+/* Starts an inactive persistent request.  WEFT_ERR_REQUEST (request unchanged) for
+ * WEFT_REQUEST_NULL, an invalid handle, a request that is not persistent, or one that is
+ * active (started and not yet completed by a wait or test). */
+WEFT_API int weft_start(weft_request *request);
+/* Checks every request as weft_start does before starting any, then starts them in order. */
+WEFT_API int weft_startall(size_t count, weft_request requests[]);
+
+/* Frees the request and sets the handle to WEFT_REQUEST_NULL.  An active point-to-point
+ * request (persistent or not) is not cancelled: its operation completes, and its resources are
+ * released when its endpoint next progresses, without anyone waiting (use another way to learn
+ * that the buffer is free again).  It stops counting as pending on its communicator and stream
+ * at once.  WEFT_ERR_REQUEST for WEFT_REQUEST_NULL, an invalid handle, and an active collective
+ * (nonblocking or persistent: erroneous in MPI; complete it first). */
+WEFT_API int weft_request_free(weft_request *request);
+/* MPI_Request_get_status: *flag = whether the request has completed (a test that frees
+ * nothing: the request and its handle stay as they are, to be completed by a wait or test);
+ * then status as a wait would fill it, and the operation's error is returned.  Progresses the
+ * request's endpoint once.  WEFT_REQUEST_NULL and inactive persistent requests: flag 1 and an
+ * empty status. */
+WEFT_API int weft_request_get_status(weft_request request, int *flag, weft_status *status);
+/* MPIX_Request_is_complete: *flag = whether the request has completed, with no progress at all
+ * (a cheap check for a thread that leaves progress to others).  1 for WEFT_REQUEST_NULL and an
+ * inactive persistent request. */
+WEFT_API int weft_request_is_complete(weft_request request, int *flag);
+
+/* ---- Completion of some of many (MPI rules) ----
+ * Inactive persistent requests count as WEFT_REQUEST_NULL.  When every request is null or
+ * inactive: weft_testany sets *flag 1, *index WEFT_UNDEFINED and an empty status;
+ * weft_waitsome and weft_testsome set *outcount WEFT_UNDEFINED.  Completed requests are freed
+ * (handle WEFT_REQUEST_NULL) or, persistent ones, made inactive.  weft_testany with none
+ * complete: *flag 0, *index WEFT_UNDEFINED.  weft_waitsome/testsome write the indices of the
+ * completed requests to indices[0, *outcount) and their statuses to statuses[0, *outcount)
+ * (indices and statuses hold incount entries); when any completed one failed they return
+ * WEFT_ERR_IN_STATUS and each status's error field says which (with WEFT_STATUSES_IGNORE: the
+ * first failure's code). */
+WEFT_API int weft_waitsome(size_t incount, weft_request requests[], size_t *outcount, size_t indices[],
+                           weft_status statuses[]);
+WEFT_API int weft_testany(size_t count, weft_request requests[], size_t *index, int *flag, weft_status *status);
+WEFT_API int weft_testsome(size_t incount, weft_request requests[], size_t *outcount, size_t indices[],
+                           weft_status statuses[]);
+
+/* ---- Persistent collectives (MPI 4.0) ----
+ * The arguments of the blocking collective, then info (WEFT_INFO_NULL, or an info whose keys
+ * are ignored) and the request.  Collective: every process of comm calls it, in the same order
+ * as its other collectives.  The schedule is built here, once, and each weft_start replays it
+ * (all processes start their persistent collectives on a communicator in the same order,
+ * relative to each other and to its other collectives).  Buffers are read at each start.  An
+ * active persistent collective cannot be freed (WEFT_ERR_REQUEST); an inactive one can. */
+WEFT_API int weft_barrier_init(weft_comm comm, weft_info info, weft_request *request);
+WEFT_API int weft_bcast_init(void *buffer, size_t count, weft_datatype datatype, int root, weft_comm comm,
+                             weft_info info, weft_request *request);
+WEFT_API int weft_reduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                              int root, weft_comm comm, weft_info info, weft_request *request);
+WEFT_API int weft_allreduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                                 weft_comm comm, weft_info info, weft_request *request);
+WEFT_API int weft_gather_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                              size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_info info,
+                              weft_request *request);
+WEFT_API int weft_gatherv_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                               const size_t recvcounts[], const size_t displs[], weft_datatype recvtype, int root,
+                               weft_comm comm, weft_info info, weft_request *request);
+WEFT_API int weft_scatter_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                               size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_info info,
+                               weft_request *request);
+WEFT_API int weft_scatterv_init(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
+                                weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype,
+                                int root, weft_comm comm, weft_info info, weft_request *request);
+WEFT_API int weft_allgather_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                                 size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_info info,
+                                 weft_request *request);
+WEFT_API int weft_allgatherv_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                                  const size_t recvcounts[], const size_t displs[], weft_datatype recvtype,
+                                  weft_comm comm, weft_info info, weft_request *request);
+WEFT_API int weft_alltoall_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                                size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_info info,
+                                weft_request *request);
+WEFT_API int weft_alltoallv_init(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
+                                 weft_datatype sendtype, void *recvbuf, const size_t recvcounts[],
+                                 const size_t rdispls[], weft_datatype recvtype, weft_comm comm, weft_info info,
+                                 weft_request *request);
+WEFT_API int weft_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                            weft_datatype datatype, weft_op op, weft_comm comm, weft_info info,
+                                            weft_request *request);
+WEFT_API int weft_scan_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                            weft_comm comm, weft_info info, weft_request *request);
+WEFT_API int weft_exscan_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                              weft_comm comm, weft_info info, weft_request *request);
 
 /* ===================================================================== GPU enqueue ==
  * On a communicator whose local stream has a GPU queue (weft_stream_create with info "type"

@@ -5,12 +5,14 @@
 // Handles of the C API stay reachable (handle()), so both layers can be mixed.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -18,6 +20,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "weft.h"
 
@@ -1102,5 +1105,877 @@ class Environment {
 
 inline double wtime() noexcept { return weft_wtime(); }
 inline double wtick() noexcept { return weft_wtick(); }
+
+}  // namespace weft
+
+// ---- Error handlers and error classes.
+//
+// How they meet weft.hpp's exceptions: the C++ layer throws weft::error for every code a call
+// returns.  With the default handler, WEFT_ERRORS_RETURN, C++ programs therefore get
+// exceptions (what MPI's C++ bindings called MPI::ERRORS_THROW_EXCEPTIONS).  A user handler
+// runs first, inside the failing call, and the exception follows once the call returns;
+// WEFT_ERRORS_ARE_FATAL and WEFT_ERRORS_ABORT end the job before any exception.
+namespace weft {
+
+namespace detail {
+// The C++ callables of handlers made by this layer, by handle.  An entry outlives its
+// Errhandler (a communicator keeps a freed handler alive); a handle reused later replaces it.
+struct errhandler_callables {
+    std::mutex mutex;
+    std::map<weft_errhandler, std::shared_ptr<const std::function<void(weft_comm, int)>>> by_handle;
+    static errhandler_callables &get() {
+        static errhandler_callables *c = new errhandler_callables;  // used until exit
+        return *c;
+    }
+};
+
+inline void errhandler_trampoline(weft_comm *comm, int *code, ...) {
+    weft_errhandler h = WEFT_ERRHANDLER_NULL;
+    if (weft_comm_get_errhandler(*comm, &h) != WEFT_SUCCESS) return;
+    std::shared_ptr<const std::function<void(weft_comm, int)>> fn;
+    {
+        errhandler_callables &c = errhandler_callables::get();
+        std::lock_guard lock(c.mutex);
+        auto it = c.by_handle.find(h);
+        if (it != c.by_handle.end()) fn = it->second;
+    }
+    weft_errhandler_free(&h);  // get_errhandler's reference
+    if (fn) (*fn)(*comm, *code);
+}
+}  // namespace detail
+
+// An error handler this program made: freed on destruction (a communicator it is set on keeps
+// it alive meanwhile).  The predefined ones are plain handles: WEFT_ERRORS_RETURN ...
+class Errhandler {
+  public:
+    // fn(communicator, code) runs inside the failing call, before it returns the code (and
+    // before weft.hpp throws).  It must not throw: it runs inside the library.
+    explicit Errhandler(std::function<void(Comm, int)> fn) {
+        auto callable = std::make_shared<const std::function<void(weft_comm, int)>>(
+            [fn = std::move(fn)](weft_comm c, int code) noexcept { fn(Comm(c), code); });
+        // No error reaches the handle before it is registered: no communicator has it yet.
+        check(weft_comm_create_errhandler(detail::errhandler_trampoline, &h_));
+        detail::errhandler_callables &c = detail::errhandler_callables::get();
+        std::lock_guard lock(c.mutex);
+        c.by_handle[h_] = std::move(callable);
+    }
+    // A C handler.
+    explicit Errhandler(weft_comm_errhandler_function *fn) { check(weft_comm_create_errhandler(fn, &h_)); }
+    // Takes ownership of a handle (weft_comm_get_errhandler's reference); a predefined handle
+    // is held without being freed.
+    static Errhandler adopt(weft_errhandler h) noexcept { return Errhandler(h, 0); }
+    ~Errhandler() { reset(); }
+    Errhandler(const Errhandler &) = delete;
+    Errhandler &operator=(const Errhandler &) = delete;
+    Errhandler(Errhandler &&o) noexcept : h_(std::exchange(o.h_, WEFT_ERRHANDLER_NULL)) {}
+    Errhandler &operator=(Errhandler &&o) noexcept {
+        if (this != &o) {
+            reset();
+            h_ = std::exchange(o.h_, WEFT_ERRHANDLER_NULL);
+        }
+        return *this;
+    }
+    weft_errhandler handle() const noexcept { return h_; }
+    void reset() noexcept {
+        if (h_ != WEFT_ERRHANDLER_NULL && h_ != WEFT_ERRORS_RETURN && h_ != WEFT_ERRORS_ARE_FATAL &&
+            h_ != WEFT_ERRORS_ABORT)
+            weft_errhandler_free(&h_);
+        h_ = WEFT_ERRHANDLER_NULL;
+    }
+
+  private:
+    Errhandler(weft_errhandler h, int) noexcept : h_(h) {}
+    weft_errhandler h_ = WEFT_ERRHANDLER_NULL;
+};
+
+// comm's handler from now on (communicators created from comm inherit it).
+inline void set_errhandler(Comm comm, weft_errhandler h) { check(weft_comm_set_errhandler(comm.handle(), h)); }
+inline void set_errhandler(Comm comm, const Errhandler &h) { set_errhandler(comm, h.handle()); }
+// comm's handler, as an owning Errhandler (compare handle() with WEFT_ERRORS_RETURN ...).
+inline Errhandler get_errhandler(Comm comm) {
+    weft_errhandler h = WEFT_ERRHANDLER_NULL;
+    check(weft_comm_get_errhandler(comm.handle(), &h));
+    return Errhandler::adopt(h);
+}
+// Runs comm's handler with code, as a failing call would.
+inline void call_errhandler(Comm comm, int code) { check(weft_comm_call_errhandler(comm.handle(), code)); }
+
+// ---- Error classes ----
+inline int error_class(int code) {
+    int cls = 0;
+    check(weft_error_class(code, &cls));
+    return cls;
+}
+inline int add_error_class() {
+    int cls = 0;
+    check(weft_add_error_class(&cls));
+    return cls;
+}
+inline int add_error_code(int error_class) {
+    int code = 0;
+    check(weft_add_error_code(error_class, &code));
+    return code;
+}
+inline void add_error_string(int code, const std::string &text) { check(weft_add_error_string(code, text.c_str())); }
+
+}  // namespace weft
+
+// ---- Groups and communicators made from them: failing calls throw weft::error; handles stay
+// reachable (handle()).
+namespace weft {
+
+// ---- Groups ----
+
+// An owned group, freed by the destructor (WEFT_GROUP_EMPTY, predefined, is never freed).
+class Group {
+  public:
+    Group() noexcept = default;
+    explicit Group(weft_group adopt) noexcept : h_(adopt) {}
+    ~Group() { reset(); }
+    Group(const Group &) = delete;
+    Group &operator=(const Group &) = delete;
+    Group(Group &&o) noexcept : h_(std::exchange(o.h_, WEFT_GROUP_NULL)) {}
+    Group &operator=(Group &&o) noexcept {
+        if (this != &o) {
+            reset();
+            h_ = std::exchange(o.h_, WEFT_GROUP_NULL);
+        }
+        return *this;
+    }
+
+    static Group of(Comm c) {
+        weft_group g = WEFT_GROUP_NULL;
+        check(weft_comm_group(c.handle(), &g));
+        return Group(g);
+    }
+    static Group empty() noexcept { return Group(WEFT_GROUP_EMPTY); }
+
+    int size() const {
+        int s = 0;
+        check(weft_group_size(h_, &s));
+        return s;
+    }
+    // The calling process's rank, or (int)WEFT_UNDEFINED (-1) when it is not a member.
+    int rank() const {
+        int r = -1;
+        check(weft_group_rank(h_, &r));
+        return r;
+    }
+    bool contains_me() const { return rank() != static_cast<int>(WEFT_UNDEFINED); }
+
+    Group incl(std::span<const int> ranks) const {
+        weft_group g = WEFT_GROUP_NULL;
+        check(weft_group_incl(h_, ranks.size(), ranks.data(), &g));
+        return Group(g);
+    }
+    Group excl(std::span<const int> ranks) const {
+        weft_group g = WEFT_GROUP_NULL;
+        check(weft_group_excl(h_, ranks.size(), ranks.data(), &g));
+        return Group(g);
+    }
+    // Triplets (first, last, stride).
+    Group range_incl(std::span<const std::array<int, 3>> ranges) const {
+        weft_group g = WEFT_GROUP_NULL;
+        check(weft_group_range_incl(h_, ranges.size(), triplets(ranges), &g));
+        return Group(g);
+    }
+    Group range_excl(std::span<const std::array<int, 3>> ranges) const {
+        weft_group g = WEFT_GROUP_NULL;
+        check(weft_group_range_excl(h_, ranges.size(), triplets(ranges), &g));
+        return Group(g);
+    }
+    friend Group set_union(const Group &a, const Group &b) {
+        weft_group g = WEFT_GROUP_NULL;
+        check(weft_group_union(a.h_, b.h_, &g));
+        return Group(g);
+    }
+    friend Group set_intersection(const Group &a, const Group &b) {
+        weft_group g = WEFT_GROUP_NULL;
+        check(weft_group_intersection(a.h_, b.h_, &g));
+        return Group(g);
+    }
+    friend Group set_difference(const Group &a, const Group &b) {
+        weft_group g = WEFT_GROUP_NULL;
+        check(weft_group_difference(a.h_, b.h_, &g));
+        return Group(g);
+    }
+    // The ranks in `to` of the processes at `ranks` here (WEFT_UNDEFINED as int: not in `to`).
+    std::vector<int> translate(std::span<const int> ranks, const Group &to) const {
+        std::vector<int> out(ranks.size());
+        check(weft_group_translate_ranks(h_, ranks.size(), ranks.data(), to.h_, out.data()));
+        return out;
+    }
+    // WEFT_IDENT, WEFT_SIMILAR or WEFT_UNEQUAL.
+    int compare(const Group &o) const {
+        int r = WEFT_UNEQUAL;
+        check(weft_group_compare(h_, o.h_, &r));
+        return r;
+    }
+
+    weft_group handle() const noexcept { return h_; }
+    operator weft_group() const noexcept { return h_; }
+    weft_group release() noexcept { return std::exchange(h_, WEFT_GROUP_NULL); }
+
+  private:
+    // The C API takes int[][3], as MPI does; the triplets are only read.
+    static int (*triplets(std::span<const std::array<int, 3>> ranges))[3] {
+        static_assert(sizeof(std::array<int, 3>) == 3 * sizeof(int));
+        return reinterpret_cast<int(*)[3]>(const_cast<std::array<int, 3> *>(ranges.data()));
+    }
+    void reset() noexcept {
+        if (h_ != WEFT_GROUP_NULL && h_ != WEFT_GROUP_EMPTY) weft_group_free(&h_);
+        h_ = WEFT_GROUP_NULL;
+    }
+    weft_group h_ = WEFT_GROUP_NULL;
+};
+
+// ---- Communicators from groups ----
+
+// Collective over parent; an empty UniqueComm where this process is not in group.
+inline UniqueComm create(Comm parent, const Group &group) {
+    weft_comm c = WEFT_COMM_NULL;
+    check(weft_comm_create(parent.handle(), group.handle(), &c));
+    return UniqueComm(c);
+}
+// Collective over group's members only.
+inline UniqueComm create_group(Comm parent, const Group &group, int tag) {
+    weft_comm c = WEFT_COMM_NULL;
+    check(weft_comm_create_group(parent.handle(), group.handle(), tag, &c));
+    return UniqueComm(c);
+}
+// WEFT_IDENT, WEFT_CONGRUENT, WEFT_SIMILAR or WEFT_UNEQUAL.
+inline int compare(Comm a, Comm b) {
+    int r = WEFT_UNEQUAL;
+    check(weft_comm_compare(a.handle(), b.handle(), &r));
+    return r;
+}
+inline void set_name(Comm c, const std::string &name) { check(weft_comm_set_name(c.handle(), name.c_str())); }
+inline std::string get_name(Comm c) {
+    char buf[WEFT_MAX_OBJECT_NAME] = {};
+    size_t len = 0;
+    check(weft_comm_get_name(c.handle(), buf, &len));
+    return std::string(buf, len);
+}
+
+// A nonblocking dup: the communicator is usable once request has completed.
+struct IdupResult {
+    UniqueComm comm;
+    Request request;
+};
+inline IdupResult idup(Comm parent) {
+    weft_comm c = WEFT_COMM_NULL;
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_comm_idup(parent.handle(), &c, &r));
+    return IdupResult{UniqueComm(c), Request(r)};
+}
+
+}  // namespace weft
+
+// ---- Derived datatypes: the constructors as functions returning an owning weft::Datatype, the
+// true extent, element counts, and pack/unpack over std::span.
+namespace weft {
+namespace types {
+
+namespace detail {
+// Throws std::invalid_argument when arrays that go together differ in length.
+inline void same_length(size_t a, size_t b, const char *fn) {
+    if (a != b)
+        throw std::invalid_argument(std::string("weft::types::") + fn + ": the arrays have " + std::to_string(a) +
+                                    " and " + std::to_string(b) + " elements; they must match");
+}
+}  // namespace detail
+
+// stride in bytes.
+inline Datatype hvector(size_t count, size_t blocklength, std::ptrdiff_t stride, weft_datatype oldtype) {
+    weft_datatype n = WEFT_DATATYPE_NULL;
+    check(weft_type_create_hvector(count, blocklength, stride, oldtype, &n));
+    return Datatype(n);
+}
+// Block i: blocklengths[i] elements at displacements[i] extents of oldtype.
+inline Datatype indexed(std::span<const size_t> blocklengths, std::span<const std::ptrdiff_t> displacements,
+                        weft_datatype oldtype) {
+    detail::same_length(blocklengths.size(), displacements.size(), "indexed");
+    weft_datatype n = WEFT_DATATYPE_NULL;
+    check(weft_type_indexed(blocklengths.size(), blocklengths.data(), displacements.data(), oldtype, &n));
+    return Datatype(n);
+}
+// displacements in bytes.
+inline Datatype hindexed(std::span<const size_t> blocklengths, std::span<const std::ptrdiff_t> displacements,
+                         weft_datatype oldtype) {
+    detail::same_length(blocklengths.size(), displacements.size(), "hindexed");
+    weft_datatype n = WEFT_DATATYPE_NULL;
+    check(weft_type_create_hindexed(blocklengths.size(), blocklengths.data(), displacements.data(), oldtype, &n));
+    return Datatype(n);
+}
+inline Datatype indexed_block(size_t blocklength, std::span<const std::ptrdiff_t> displacements,
+                              weft_datatype oldtype) {
+    weft_datatype n = WEFT_DATATYPE_NULL;
+    check(weft_type_create_indexed_block(displacements.size(), blocklength, displacements.data(), oldtype, &n));
+    return Datatype(n);
+}
+inline Datatype hindexed_block(size_t blocklength, std::span<const std::ptrdiff_t> displacements,
+                               weft_datatype oldtype) {
+    weft_datatype n = WEFT_DATATYPE_NULL;
+    check(weft_type_create_hindexed_block(displacements.size(), blocklength, displacements.data(), oldtype, &n));
+    return Datatype(n);
+}
+// One field of a struct type: blocklength elements of type at displacement bytes.
+struct field {
+    size_t blocklength;
+    std::ptrdiff_t displacement;
+    weft_datatype type;
+};
+inline Datatype structure(std::span<const field> fields) {
+    std::vector<size_t> bl;
+    std::vector<std::ptrdiff_t> d;
+    std::vector<weft_datatype> t;
+    for (const field &f : fields) {
+        bl.push_back(f.blocklength);
+        d.push_back(f.displacement);
+        t.push_back(f.type);
+    }
+    weft_datatype n = WEFT_DATATYPE_NULL;
+    check(weft_type_create_struct(fields.size(), bl.data(), d.data(), t.data(), &n));
+    return Datatype(n);
+}
+inline Datatype resized(weft_datatype oldtype, std::ptrdiff_t lb, std::ptrdiff_t extent) {
+    weft_datatype n = WEFT_DATATYPE_NULL;
+    check(weft_type_create_resized(oldtype, lb, extent, &n));
+    return Datatype(n);
+}
+inline Datatype dup(weft_datatype oldtype) {
+    weft_datatype n = WEFT_DATATYPE_NULL;
+    check(weft_type_dup(oldtype, &n));
+    return Datatype(n);
+}
+enum class order { c = WEFT_ORDER_C, fortran = WEFT_ORDER_FORTRAN };
+inline Datatype subarray(std::span<const size_t> sizes, std::span<const size_t> subsizes,
+                         std::span<const size_t> starts, order o, weft_datatype oldtype) {
+    detail::same_length(sizes.size(), subsizes.size(), "subarray");
+    detail::same_length(sizes.size(), starts.size(), "subarray");
+    weft_datatype n = WEFT_DATATYPE_NULL;
+    check(weft_type_create_subarray(sizes.size(), sizes.data(), subsizes.data(), starts.data(), static_cast<int>(o),
+                                    oldtype, &n));
+    return Datatype(n);
+}
+
+struct true_extent_t {
+    std::ptrdiff_t lb, extent;
+};
+inline true_extent_t true_extent(weft_datatype type) {
+    true_extent_t e{};
+    check(weft_type_get_true_extent(type, &e.lb, &e.extent));
+    return e;
+}
+
+// Basic elements received (WEFT_UNDEFINED when the message ends inside one).
+inline size_t elements(const Status &s, weft_datatype type) {
+    size_t n = 0;
+    check(weft_get_elements(s.c_status(), type, &n));
+    return n;
+}
+
+inline size_t pack_size(size_t count, weft_datatype type, Comm comm = Comm::world()) {
+    size_t n = 0;
+    check(weft_pack_size(count, type, comm.handle(), &n));
+    return n;
+}
+// Packs count elements at in into out from position on; returns the position after them.
+inline size_t pack(const void *in, size_t count, weft_datatype type, std::span<std::byte> out, size_t position = 0,
+                   Comm comm = Comm::world()) {
+    check(weft_pack(in, count, type, out.data(), out.size(), &position, comm.handle()));
+    return position;
+}
+// Unpacks count elements from in at position into out; returns the position after them.
+inline size_t unpack(std::span<const std::byte> in, size_t position, void *out, size_t count, weft_datatype type,
+                     Comm comm = Comm::world()) {
+    check(weft_unpack(in.data(), in.size(), &position, out, count, type, comm.handle()));
+    return position;
+}
+
+}  // namespace types
+}  // namespace weft
+
+// ---- Synchronous sends, sendrecv, matched probe: free functions over weft::Comm.
+namespace weft {
+
+// ---- Synchronous sends: complete once the receiver has matched the message ----
+
+inline void ssend(Comm c, const void *buf, size_t count, weft_datatype type, int dest, int tag) {
+    check(weft_ssend(buf, count, type, dest, tag, c.handle()));
+}
+template <builtin_type T, size_t N>
+void ssend(Comm c, std::span<T, N> buf, int dest, int tag) {
+    ssend(c, buf.data(), buf.size(), datatype_of_v<T>, dest, tag);
+}
+inline Request issend(Comm c, const void *buf, size_t count, weft_datatype type, int dest, int tag) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_issend(buf, count, type, dest, tag, c.handle(), &r));
+    return Request(r);
+}
+template <builtin_type T, size_t N>
+Request issend(Comm c, std::span<T, N> buf, int dest, int tag) {
+    return issend(c, buf.data(), buf.size(), datatype_of_v<T>, dest, tag);
+}
+// Multiplex forms: local stream src_idx to the peer's stream dst_idx.
+template <builtin_type T, size_t N>
+void stream_ssend(Comm c, std::span<T, N> buf, int dest, int tag, int src_idx, int dst_idx) {
+    check(weft_stream_ssend(buf.data(), buf.size(), datatype_of_v<T>, dest, tag, c.handle(), src_idx, dst_idx));
+}
+template <builtin_type T, size_t N>
+Request stream_issend(Comm c, std::span<T, N> buf, int dest, int tag, int src_idx, int dst_idx) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_stream_issend(buf.data(), buf.size(), datatype_of_v<T>, dest, tag, c.handle(), src_idx, dst_idx, &r));
+    return Request(r);
+}
+
+// ---- Send and receive in one call (the status is the receive's) ----
+
+inline Status sendrecv(Comm c, const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
+                       void *recvbuf, size_t recvcount, weft_datatype recvtype, int source, int recvtag) {
+    Status s;
+    check(weft_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                        c.handle(), s.c_status()));
+    return s;
+}
+template <builtin_type S, size_t N, builtin_type R, size_t M>
+requires(!std::is_const_v<R>) Status
+    sendrecv(Comm c, std::span<S, N> sendbuf, int dest, int sendtag, std::span<R, M> recvbuf,
+             int source = WEFT_ANY_SOURCE, int recvtag = WEFT_ANY_TAG) {
+    return sendrecv(c, sendbuf.data(), sendbuf.size(), datatype_of_v<S>, dest, sendtag, recvbuf.data(), recvbuf.size(),
+                    datatype_of_v<R>, source, recvtag);
+}
+template <builtin_type T, size_t N>
+requires(!std::is_const_v<T>) Status sendrecv_replace(Comm c, std::span<T, N> buf, int dest, int sendtag,
+                                                      int source = WEFT_ANY_SOURCE, int recvtag = WEFT_ANY_TAG) {
+    Status s;
+    check(weft_sendrecv_replace(buf.data(), buf.size(), datatype_of_v<T>, dest, sendtag, source, recvtag, c.handle(),
+                                s.c_status()));
+    return s;
+}
+// One request for both parts.
+inline Request isendrecv(Comm c, const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
+                         void *recvbuf, size_t recvcount, weft_datatype recvtype, int source, int recvtag) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                         c.handle(), &r));
+    return Request(r);
+}
+template <builtin_type T, size_t N>
+requires(!std::is_const_v<T>) Request isendrecv_replace(Comm c, std::span<T, N> buf, int dest, int sendtag,
+                                                        int source = WEFT_ANY_SOURCE, int recvtag = WEFT_ANY_TAG) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_isendrecv_replace(buf.data(), buf.size(), datatype_of_v<T>, dest, sendtag, source, recvtag, c.handle(),
+                                 &r));
+    return Request(r);
+}
+
+// ---- Matched probe ----
+
+// A probed message, taken off matching: only recv/irecv on it receive it.  Dropping one not yet
+// received receives it into nothing (its data is discarded), so that its communicator is not
+// left busy.
+class Message {
+  public:
+    Message() = default;
+    explicit Message(weft_message adopt) noexcept : h_(adopt) {}
+    ~Message() {
+        if (h_ != WEFT_MESSAGE_NULL) weft_mrecv(nullptr, 0, WEFT_BYTE, &h_, WEFT_STATUS_IGNORE);
+    }
+    Message(const Message &) = delete;
+    Message &operator=(const Message &) = delete;
+    Message(Message &&o) noexcept : h_(std::exchange(o.h_, WEFT_MESSAGE_NULL)) {}
+    Message &operator=(Message &&o) noexcept {
+        if (this != &o) {
+            Message old(std::exchange(h_, std::exchange(o.h_, WEFT_MESSAGE_NULL)));
+        }
+        return *this;
+    }
+    bool pending() const noexcept { return h_ != WEFT_MESSAGE_NULL; }
+    weft_message handle() const noexcept { return h_; }
+
+    Status recv(void *buf, size_t count, weft_datatype type) {
+        Status s;
+        check(weft_mrecv(buf, count, type, &h_, s.c_status()));
+        return s;
+    }
+    template <builtin_type T, size_t N>
+    requires(!std::is_const_v<T>) Status recv(std::span<T, N> buf) {
+        return recv(buf.data(), buf.size(), datatype_of_v<T>);
+    }
+    Request irecv(void *buf, size_t count, weft_datatype type) {
+        weft_request r = WEFT_REQUEST_NULL;
+        check(weft_imrecv(buf, count, type, &h_, &r));
+        return Request(r);
+    }
+    template <builtin_type T, size_t N>
+    requires(!std::is_const_v<T>) Request irecv(std::span<T, N> buf) {
+        return irecv(buf.data(), buf.size(), datatype_of_v<T>);
+    }
+
+  private:
+    weft_message h_ = WEFT_MESSAGE_NULL;
+};
+
+inline std::pair<Message, Status> mprobe(Comm c, int source = WEFT_ANY_SOURCE, int tag = WEFT_ANY_TAG) {
+    weft_message m = WEFT_MESSAGE_NULL;
+    Status s;
+    check(weft_mprobe(source, tag, c.handle(), &m, s.c_status()));
+    return {Message(m), s};
+}
+// nullopt when no message is there.
+inline std::optional<std::pair<Message, Status>> improbe(Comm c, int source = WEFT_ANY_SOURCE, int tag = WEFT_ANY_TAG) {
+    weft_message m = WEFT_MESSAGE_NULL;
+    Status s;
+    int flag = 0;
+    check(weft_improbe(source, tag, c.handle(), &flag, &m, s.c_status()));
+    if (!flag) return std::nullopt;
+    return std::pair<Message, Status>(Message(m), s);
+}
+
+}  // namespace weft
+
+// ---- reduce_scatter, alltoallw, reduce_local and op_commutative, as free functions taking the
+// communicator first.  Span forms check their lengths and throw std::invalid_argument before
+// calling.
+namespace weft {
+
+// Raw form: in holds the whole vector (sum of outcounts elements; WEFT_IN_PLACE: out holds it),
+// rank r receives outcounts[r] elements of the reduction.
+inline void reduce_scatter(const Comm &comm, const void *in, void *out, const size_t *outcounts, weft_datatype type,
+                           weft_op op) {
+    check(weft_reduce_scatter(in, out, outcounts, type, op, comm.handle()));
+}
+inline Request ireduce_scatter(const Comm &comm, const void *in, void *out, const size_t *outcounts, weft_datatype type,
+                               weft_op op) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_ireduce_scatter(in, out, outcounts, type, op, comm.handle(), &r));
+    return Request(r);
+}
+
+namespace detail {
+// counts has one entry per rank; returns their sum.
+inline size_t check_counts(const Comm &comm, std::span<const size_t> counts, const char *fn) {
+    size_t n = static_cast<size_t>(comm.size());
+    check_count(counts.size() == n, fn, "counts", counts.size(), "expected size() =", n);
+    return std::accumulate(counts.begin(), counts.end(), size_t{0});
+}
+}  // namespace detail
+
+// in holds the blocks of every rank (counts[r] elements for rank r, in rank order); out
+// receives this rank's block of the reduction.
+template <class In, size_t N, class Out, size_t M>
+requires detail::same_elements<In, Out>
+void reduce_scatter(const Comm &comm, std::span<In, N> in, std::span<Out, M> out, std::span<const size_t> counts,
+                    weft_op op) {
+    size_t total = detail::check_counts(comm, counts, "reduce_scatter");
+    detail::check_count(in.size() == total, "reduce_scatter", "in", in.size(), "expected the sum of counts =", total);
+    size_t mine = counts[static_cast<size_t>(comm.rank())];
+    detail::check_count(out.size() == mine, "reduce_scatter", "out", out.size(), "expected counts[rank()] =", mine);
+    reduce_scatter(comm, in.data(), out.data(), counts.data(), datatype_of_v<Out>, op);
+}
+// In place: inout holds every rank's blocks; this rank's result lands at its start.
+template <builtin_type T, size_t N>
+requires(!std::is_const_v<T>) void reduce_scatter(const Comm &comm, std::span<T, N> inout,
+                                                  std::span<const size_t> counts, weft_op op) {
+    size_t total = detail::check_counts(comm, counts, "reduce_scatter");
+    detail::check_count(inout.size() == total, "reduce_scatter", "inout", inout.size(),
+                        "expected the sum of counts =", total);
+    reduce_scatter(comm, WEFT_IN_PLACE, inout.data(), counts.data(), datatype_of_v<T>, op);
+}
+template <class In, size_t N, class Out, size_t M>
+requires detail::same_elements<In, Out> Request ireduce_scatter(const Comm &comm, std::span<In, N> in,
+                                                                std::span<Out, M> out, std::span<const size_t> counts,
+                                                                weft_op op) {
+    size_t total = detail::check_counts(comm, counts, "ireduce_scatter");
+    detail::check_count(in.size() == total, "ireduce_scatter", "in", in.size(), "expected the sum of counts =", total);
+    size_t mine = counts[static_cast<size_t>(comm.rank())];
+    detail::check_count(out.size() == mine, "ireduce_scatter", "out", out.size(), "expected counts[rank()] =", mine);
+    return ireduce_scatter(comm, in.data(), out.data(), counts.data(), datatype_of_v<Out>, op);
+}
+
+// Per peer r: incounts[r] elements of intypes[r] at (char *)in + indispls[r] go to rank r;
+// outcounts[r] elements of outtypes[r] at (char *)out + outdispls[r] come from it.
+// Displacements in bytes.  in = WEFT_IN_PLACE: the in arrays are ignored (may be null).
+inline void alltoallw(const Comm &comm, const void *in, const size_t *incounts, const std::ptrdiff_t *indispls,
+                      const weft_datatype *intypes, void *out, const size_t *outcounts, const std::ptrdiff_t *outdispls,
+                      const weft_datatype *outtypes) {
+    check(weft_alltoallw(in, incounts, indispls, intypes, out, outcounts, outdispls, outtypes, comm.handle()));
+}
+inline Request ialltoallw(const Comm &comm, const void *in, const size_t *incounts, const std::ptrdiff_t *indispls,
+                          const weft_datatype *intypes, void *out, const size_t *outcounts,
+                          const std::ptrdiff_t *outdispls, const weft_datatype *outtypes) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_ialltoallw(in, incounts, indispls, intypes, out, outcounts, outdispls, outtypes, comm.handle(), &r));
+    return Request(r);
+}
+
+// inout[i] = in[i] op inout[i], locally.
+inline void reduce_local(const void *in, void *inout, size_t count, weft_datatype type, weft_op op) {
+    check(weft_reduce_local(in, inout, count, type, op));
+}
+template <class In, size_t N, class Out, size_t M>
+requires detail::same_elements<In, Out>
+void reduce_local(std::span<In, N> in, std::span<Out, M> inout, weft_op op) {
+    detail::check_count(inout.size() == in.size(), "reduce_local", "inout", inout.size(), "expected", in.size());
+    reduce_local(in.data(), inout.data(), in.size(), datatype_of_v<Out>, op);
+}
+
+inline bool op_commutative(weft_op op) {
+    int commute = 0;
+    check(weft_op_commutative(op, &commute));
+    return commute != 0;
+}
+
+}  // namespace weft
+
+// ---- Persistent requests, persistent collectives, and completion of some of many.
+namespace weft {
+
+// An owned persistent request (made by the *_init functions below): start it, complete it with
+// wait or test as often as needed; its handle stays the same.  Destroying one that is active
+// cancels it if it is a receive, waits for it, then frees it, so that the library never writes
+// into a buffer the program has already released.
+class PersistentRequest {
+  public:
+    PersistentRequest() = default;
+    explicit PersistentRequest(weft_request adopt) noexcept : h_(adopt) {}
+    ~PersistentRequest() { reset(); }
+    PersistentRequest(const PersistentRequest &) = delete;
+    PersistentRequest &operator=(const PersistentRequest &) = delete;
+    PersistentRequest(PersistentRequest &&o) noexcept : h_(std::exchange(o.h_, WEFT_REQUEST_NULL)) {}
+    PersistentRequest &operator=(PersistentRequest &&o) noexcept {
+        if (this != &o) {
+            reset();
+            h_ = std::exchange(o.h_, WEFT_REQUEST_NULL);
+        }
+        return *this;
+    }
+
+    weft_request handle() const noexcept { return h_; }
+    explicit operator bool() const noexcept { return h_ != WEFT_REQUEST_NULL; }
+
+    void start() { check(weft_start(&h_)); }
+    // Completes the current run (at once, with an empty status, when inactive).
+    Status wait() {
+        Status s;
+        check(weft_wait(&h_, s.c_status()));
+        return s;
+    }
+    std::optional<Status> test() {
+        Status s;
+        int flag = 0;
+        check(weft_test(&h_, &flag, s.c_status()));
+        if (!flag) return std::nullopt;
+        return s;
+    }
+    // MPI_Request_get_status: the status once complete, without completing the run.
+    std::optional<Status> get_status() const {
+        Status s;
+        int flag = 0;
+        check(weft_request_get_status(h_, &flag, s.c_status()));
+        if (!flag) return std::nullopt;
+        return s;
+    }
+    // No progress at all (MPIX_Request_is_complete).
+    bool is_complete() const {
+        int flag = 0;
+        check(weft_request_is_complete(h_, &flag));
+        return flag != 0;
+    }
+    void cancel() { check(weft_cancel(&h_)); }
+    // Frees it now; an active point-to-point run completes on its own (weft_request_free).
+    void free() { check(weft_request_free(&h_)); }
+
+  private:
+    void reset() noexcept {
+        if (h_ == WEFT_REQUEST_NULL) return;
+        int done = 0;
+        if (weft_request_is_complete(h_, &done) == WEFT_SUCCESS && !done) {
+            weft_cancel(&h_);  // a receive; sends and collectives just complete
+            weft_wait(&h_, WEFT_STATUS_IGNORE);
+        }
+        weft_request_free(&h_);
+    }
+    weft_request h_ = WEFT_REQUEST_NULL;
+};
+
+// Starts every request (all are checked first: weft_startall).
+inline void start_all(std::span<PersistentRequest> requests) {
+    std::vector<weft_request> h;
+    h.reserve(requests.size());
+    for (auto &r : requests) h.push_back(r.handle());
+    check(weft_startall(h.size(), h.data()));
+}
+
+// weft_waitsome / weft_testsome over C handles: the indices of the requests completed now
+// (statuses, when not empty, holds one per request and gets theirs in the same order), or
+// nullopt when none was active (WEFT_UNDEFINED).  A failed request throws (WEFT_ERR_IN_STATUS
+// with statuses: see each status's error).
+inline std::optional<std::vector<size_t>> wait_some(std::span<weft_request> requests,
+                                                    std::span<weft_status> statuses = {}) {
+    std::vector<size_t> idx(requests.size());
+    size_t n = 0;
+    check(weft_waitsome(requests.size(), requests.data(), &n, idx.data(),
+                        statuses.empty() ? WEFT_STATUSES_IGNORE : statuses.data()));
+    if (n == WEFT_UNDEFINED) return std::nullopt;
+    idx.resize(n);
+    return idx;
+}
+inline std::optional<std::vector<size_t>> test_some(std::span<weft_request> requests,
+                                                    std::span<weft_status> statuses = {}) {
+    std::vector<size_t> idx(requests.size());
+    size_t n = 0;
+    check(weft_testsome(requests.size(), requests.data(), &n, idx.data(),
+                        statuses.empty() ? WEFT_STATUSES_IGNORE : statuses.data()));
+    if (n == WEFT_UNDEFINED) return std::nullopt;
+    idx.resize(n);
+    return idx;
+}
+// weft_testany: the index completed, WEFT_UNDEFINED when none was active, nullopt when none
+// completed.
+inline std::optional<size_t> test_any(std::span<weft_request> requests, weft_status *status = WEFT_STATUS_IGNORE) {
+    size_t index = WEFT_UNDEFINED;
+    int flag = 0;
+    check(weft_testany(requests.size(), requests.data(), &index, &flag, status));
+    if (!flag) return std::nullopt;
+    return index;
+}
+
+// ---- Persistent point-to-point ----
+
+inline PersistentRequest send_init(Comm c, const void *buf, size_t count, weft_datatype type, int dest, int tag) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_send_init(buf, count, type, dest, tag, c.handle(), &r));
+    return PersistentRequest(r);
+}
+template <builtin_type T, size_t N>
+PersistentRequest send_init(Comm c, std::span<T, N> buf, int dest, int tag) {
+    return send_init(c, buf.data(), buf.size(), datatype_of_v<std::remove_cv_t<T>>, dest, tag);
+}
+inline PersistentRequest recv_init(Comm c, void *buf, size_t count, weft_datatype type, int source, int tag) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_recv_init(buf, count, type, source, tag, c.handle(), &r));
+    return PersistentRequest(r);
+}
+template <builtin_type T, size_t N>
+requires(!std::is_const_v<T>) PersistentRequest recv_init(Comm c, std::span<T, N> buf, int source, int tag) {
+    return recv_init(c, buf.data(), buf.size(), datatype_of_v<T>, source, tag);
+}
+// Multiplex communicators: from local stream src_idx to the peer's dst_idx.
+inline PersistentRequest stream_send_init(Comm c, const void *buf, size_t count, weft_datatype type, int dest, int tag,
+                                          int src_idx, int dst_idx) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_stream_send_init(buf, count, type, dest, tag, c.handle(), src_idx, dst_idx, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest stream_recv_init(Comm c, void *buf, size_t count, weft_datatype type, int source, int tag,
+                                          int src_idx, int dst_idx) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_stream_recv_init(buf, count, type, source, tag, c.handle(), src_idx, dst_idx, &r));
+    return PersistentRequest(r);
+}
+
+// ---- Persistent collectives (raw forms: any datatype; info defaults to none) ----
+
+inline PersistentRequest barrier_init(Comm c, weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_barrier_init(c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest bcast_init(Comm c, void *buf, size_t count, weft_datatype type, int root,
+                                    weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_bcast_init(buf, count, type, root, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest reduce_init(Comm c, const void *in, void *out, size_t count, weft_datatype type, weft_op op,
+                                     int root, weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_reduce_init(in, out, count, type, op, root, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest allreduce_init(Comm c, const void *in, void *out, size_t count, weft_datatype type, weft_op op,
+                                        weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_allreduce_init(in, out, count, type, op, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+template <class In, size_t N, class Out, size_t M>
+requires detail::same_elements<In, Out> PersistentRequest allreduce_init(Comm c, std::span<In, N> in,
+                                                                         std::span<Out, M> out, weft_op op) {
+    detail::check_count(out.size() == in.size(), "allreduce_init", "out", out.size(), "expected", in.size());
+    return allreduce_init(c, in.data(), out.data(), in.size(), datatype_of_v<Out>, op);
+}
+inline PersistentRequest gather_init(Comm c, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf,
+                                     size_t rcount, weft_datatype rtype, int root, weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_gather_init(sbuf, scount, stype, rbuf, rcount, rtype, root, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest gatherv_init(Comm c, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf,
+                                      const size_t *rcounts, const size_t *displs, weft_datatype rtype, int root,
+                                      weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_gatherv_init(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest scatter_init(Comm c, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf,
+                                      size_t rcount, weft_datatype rtype, int root, weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_scatter_init(sbuf, scount, stype, rbuf, rcount, rtype, root, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest scatterv_init(Comm c, const void *sbuf, const size_t *scounts, const size_t *displs,
+                                       weft_datatype stype, void *rbuf, size_t rcount, weft_datatype rtype, int root,
+                                       weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_scatterv_init(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest allgather_init(Comm c, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf,
+                                        size_t rcount, weft_datatype rtype, weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_allgather_init(sbuf, scount, stype, rbuf, rcount, rtype, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest allgatherv_init(Comm c, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf,
+                                         const size_t *rcounts, const size_t *displs, weft_datatype rtype,
+                                         weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_allgatherv_init(sbuf, scount, stype, rbuf, rcounts, displs, rtype, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest alltoall_init(Comm c, const void *sbuf, size_t scount, weft_datatype stype, void *rbuf,
+                                       size_t rcount, weft_datatype rtype, weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_alltoall_init(sbuf, scount, stype, rbuf, rcount, rtype, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest alltoallv_init(Comm c, const void *sbuf, const size_t *scounts, const size_t *sdispls,
+                                        weft_datatype stype, void *rbuf, const size_t *rcounts, const size_t *rdispls,
+                                        weft_datatype rtype, weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_alltoallv_init(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest reduce_scatter_block_init(Comm c, const void *in, void *out, size_t count, weft_datatype type,
+                                                   weft_op op, weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_reduce_scatter_block_init(in, out, count, type, op, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest scan_init(Comm c, const void *in, void *out, size_t count, weft_datatype type, weft_op op,
+                                   weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_scan_init(in, out, count, type, op, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
+inline PersistentRequest exscan_init(Comm c, const void *in, void *out, size_t count, weft_datatype type, weft_op op,
+                                     weft_info info = WEFT_INFO_NULL) {
+    weft_request r = WEFT_REQUEST_NULL;
+    check(weft_exscan_init(in, out, count, type, op, c.handle(), info, &r));
+    return PersistentRequest(r);
+}
 
 }  // namespace weft

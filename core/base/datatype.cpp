@@ -4,7 +4,7 @@
 
 #include "base/error.hpp"
 #include "base/handle.hpp"
-#include "weft/weft_datatype.h"
+#include "weft/weft.h"
 
 namespace weft {
 

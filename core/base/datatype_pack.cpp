@@ -5,7 +5,7 @@
 
 #include "base/datatype.hpp"
 #include "base/error.hpp"
-#include "weft/weft_datatype.h"
+#include "weft/weft.h"
 
 namespace weft {
 namespace {

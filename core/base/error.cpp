@@ -12,8 +12,6 @@
 
 #include "base/error_class.hpp"
 #include "weft/weft.h"
-#include "weft/weft_group.h"
-#include "weft/weft_errhandler.h"
 
 namespace weft {
 namespace {

@@ -9,7 +9,6 @@
 
 #include "base/error.hpp"
 #include "weft/weft.h"
-#include "weft/weft_errhandler.h"
 
 namespace weft {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "weft/weft_group.h"
+#include "weft/weft.h"
 
 namespace weft {
 

@@ -4,7 +4,7 @@
 #include "base/error.hpp"
 #include "base/lifecycle.hpp"
 #include "base/op.hpp"
-#include "weft/weft_coll_more.h"
+#include "weft/weft.h"
 
 using namespace weft;
 

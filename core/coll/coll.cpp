@@ -884,7 +884,7 @@ extern "C" int weft_iexscan(const void *sendbuf, void *recvbuf, size_t count, we
     return comm_error_return(comm, do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, true), x.fn);
 }
 
-// ---- reduce_scatter and alltoallw (weft_coll_more.h): their schedules are built by
+// ---- reduce_scatter and alltoallw (weft.h): their schedules are built by
 // coll_reduce_scatter_build and coll_alltoallw_build (coll_more.hpp); here the frame every
 // collective shares ----
 

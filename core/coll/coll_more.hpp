@@ -1,4 +1,4 @@
-// Schedule builders of reduce_scatter and alltoallw (weft_coll_more.h).  Each checks the
+// Schedule builders of reduce_scatter and alltoallw (weft.h).  Each checks the
 // arguments of its call (failing with a detail naming fn and the argument), binds the op,
 // holds the derived datatypes, picks the algorithm from the registry and appends every round
 // to s, whose communicator, endpoint and context coll.cpp's begin() has set.  The blocking,
@@ -10,7 +10,7 @@
 #include <cstddef>
 
 #include "coll/coll_sched.hpp"
-#include "weft/weft_coll_more.h"
+#include "weft/weft.h"
 
 namespace weft {
 

@@ -10,8 +10,7 @@
 #include "comm/stream.hpp"
 #include "transport/persistent.hpp"
 #include "transport/runtime.hpp"
-#include "weft/weft_coll_more.h"
-#include "weft/weft_persist.h"
+#include "weft/weft.h"
 
 namespace weft {
 namespace {

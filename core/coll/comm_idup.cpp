@@ -15,7 +15,7 @@
 #include "comm/comm_derive.hpp"
 #include "comm/stream.hpp"
 #include "transport/runtime.hpp"
-#include "weft/weft_group.h"
+#include "weft/weft.h"
 
 namespace weft {
 

@@ -11,7 +11,7 @@
 #include "comm/comm_derive.hpp"
 #include "comm/p2p.hpp"
 #include "transport/runtime.hpp"
-#include "weft/weft_group.h"
+#include "weft/weft.h"
 
 namespace weft {
 namespace {

@@ -10,7 +10,7 @@
 #include "base/group.hpp"
 #include "comm/comm.hpp"
 #include "transport/runtime.hpp"
-#include "weft/weft_group.h"
+#include "weft/weft.h"
 
 namespace weft {
 namespace {

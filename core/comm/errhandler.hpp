@@ -51,7 +51,6 @@
 #pragma once
 #include "base/error.hpp"
 #include "weft/weft.h"
-#include "weft/weft_errhandler.h"
 
 namespace weft {
 

@@ -17,7 +17,7 @@
 #include "comm/p2p_sync.hpp"
 #include "comm/stream.hpp"
 #include "transport/runtime.hpp"
-#include "weft/weft_sync.h"
+#include "weft/weft.h"
 
 namespace weft {
 namespace {
@@ -33,7 +33,7 @@ struct matched_message {
 
 // Slot 1 is WEFT_MESSAGE_NO_PROC (generation 0, never a dynamic handle).
 handle_table<matched_message> g_messages(handle_kind::message, 2);
-static_assert(WEFT_MESSAGE_NO_PROC == handle_make(handle_kind::message, 0, 1), "weft_sync.h's WEFT_MESSAGE_NO_PROC");
+static_assert(WEFT_MESSAGE_NO_PROC == handle_make(handle_kind::message, 0, 1), "weft.h's WEFT_MESSAGE_NO_PROC");
 
 void proc_null_status(weft_status *status) {
     if (status == WEFT_STATUS_IGNORE) return;

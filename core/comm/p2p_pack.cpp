@@ -5,7 +5,7 @@
 #include "base/error.hpp"
 #include "base/lifecycle.hpp"
 #include "comm/comm.hpp"
-#include "weft/weft_datatype.h"
+#include "weft/weft.h"
 
 namespace weft {
 namespace {

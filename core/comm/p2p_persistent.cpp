@@ -6,7 +6,7 @@
 
 #include "base/error.hpp"
 #include "comm/stream.hpp"
-#include "weft/weft_persist.h"
+#include "weft/weft.h"
 
 namespace weft {
 

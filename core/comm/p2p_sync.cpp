@@ -32,7 +32,7 @@
 #include "comm/p2p_persistent.hpp"
 #include "comm/stream.hpp"
 #include "transport/runtime.hpp"
-#include "weft/weft_sync.h"
+#include "weft/weft.h"
 
 namespace weft {
 namespace {

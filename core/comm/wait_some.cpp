@@ -5,7 +5,7 @@
 #include "comm/request_check.hpp"
 #include "transport/persistent.hpp"
 #include "transport/runtime.hpp"
-#include "weft/weft_persist.h"
+#include "weft/weft.h"
 
 namespace weft {
 namespace {

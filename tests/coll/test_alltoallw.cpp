@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "coll_env.hpp"
-#include "weft/weft_coll_more.h"
+#include "weft/weft.h"
 
 using namespace coll_test;
 

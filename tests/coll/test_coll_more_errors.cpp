@@ -7,8 +7,8 @@
 #include <numeric>
 
 #include "coll_env.hpp"
-#include "weft/weft_coll_more.h"
-#include "weft/weft_coll_more.hpp"
+#include "weft/weft.h"
+#include "weft/weft.hpp"
 
 using namespace coll_test;
 

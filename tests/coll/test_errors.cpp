@@ -10,7 +10,7 @@
 #include <map>
 
 #include "coll_env.hpp"
-#include "weft/weft_datatype.h"
+#include "weft/weft.h"
 
 using namespace coll_test;
 

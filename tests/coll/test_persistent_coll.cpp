@@ -13,8 +13,6 @@
 #include "error_detail.hpp"
 #include "multiprocess_main.hpp"
 #include "weft/weft.h"
-#include "weft/weft_coll_more.h"
-#include "weft/weft_persist.h"
 #include "weft_env.hpp"
 
 using harness::detail;
@@ -260,7 +258,7 @@ TEST_P(PersistentColl, Alltoalls) {
         "alltoall in place", r, [&](int run) { fill(in, run); }, [&](int run) { check(in, run); });
 }
 
-// reduce_scatter and alltoallw (weft_coll_more.h): uneven blocks, in place, byte displacements.
+// reduce_scatter and alltoallw (weft.h): uneven blocks, in place, byte displacements.
 TEST_P(PersistentColl, ReduceScatterAndAlltoallw) {
     std::vector<size_t> counts(n);
     size_t total = 0, mine_at = 0;

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "weft/weft.h"
-#include "weft/weft_datatype.h"
 
 namespace dtref {
 

@@ -9,7 +9,6 @@
 #include "error_detail.hpp"
 #include "watchdog.hpp"
 #include "weft/weft.h"
-#include "weft/weft_group.h"
 #include "weft_env.hpp"
 
 namespace groups_test {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "groups_env.hpp"
-#include "weft/weft_group.hpp"
+#include "weft/weft.hpp"
 
 using namespace groups_test;
 using V = std::vector<int>;

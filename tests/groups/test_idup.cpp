@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "comm_check.hpp"
-#include "weft/weft_group.hpp"
+#include "weft/weft.hpp"
 
 using namespace groups_test;
 

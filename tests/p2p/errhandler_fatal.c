@@ -5,12 +5,11 @@
  *       fatal-send  WEFT_ERRORS_ARE_FATAL on WEFT_COMM_WORLD, weft_send to a rank out of range
  *       abort-recv  WEFT_ERRORS_ABORT on a split, weft_recv with a negative tag
  * Prints "NOT ABORTED" and exits 0 if the error returns (the ctest then fails).  C, so that
- * weft_errhandler.h is compiled as C too. */
+ * weft.h is compiled as C too. */
 #include <stdio.h>
 #include <string.h>
 
 #include "weft/weft.h"
-#include "weft/weft_errhandler.h"
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";

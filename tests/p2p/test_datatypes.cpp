@@ -12,7 +12,7 @@
 #include "dtype_ref.hpp"
 #include "error_detail.hpp"
 #include "p2p_env.hpp"
-#include "weft/weft_datatype.h"
+#include "weft/weft.h"
 
 using namespace p2p_test;
 using dtref::kind;

@@ -6,8 +6,8 @@
 
 #include "error_detail.hpp"
 #include "p2p_env.hpp"
-#include "weft/weft_errhandler.h"
-#include "weft/weft_errhandler.hpp"
+#include "weft/weft.h"
+#include "weft/weft.hpp"
 
 using namespace p2p_test;
 using harness::detail;

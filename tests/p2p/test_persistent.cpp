@@ -8,8 +8,8 @@
 
 #include "error_detail.hpp"
 #include "p2p_env.hpp"
-#include "weft/weft_persist.h"
-#include "weft/weft_persist.hpp"
+#include "weft/weft.h"
+#include "weft/weft.hpp"
 
 using namespace p2p_test;
 using harness::detail;
@@ -508,7 +508,7 @@ TEST_P(Persistent, Misuse) {
     EXPECT_EQ(weft_start(&stale), WEFT_ERR_REQUEST);
 }
 
-// The C++ layer (weft_persist.hpp): the same exchange through PersistentRequest.
+// The C++ layer (weft.hpp): the same exchange through PersistentRequest.
 TEST_P(Persistent, CxxLayer) {
     std::vector<int> out(8), in(8);
     weft::Comm c(comm_);

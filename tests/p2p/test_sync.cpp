@@ -1,4 +1,4 @@
-// Synchronous sends, sendrecv and matched probe (weft_sync.h), with 2 processes, under
+// Synchronous sends, sendrecv and matched probe (weft.h), with 2 processes, under
 // WEFT_THREAD_MULTIPLE (the matched probe's test runs two threads).  Rank 0 and rank 1 talk;
 // tests that need a second channel that is not the one under test use `ctl_`, a dup of
 // WEFT_COMM_WORLD.
@@ -12,9 +12,8 @@
 
 #include "collective_test.hpp"
 #include "error_detail.hpp"
-#include "weft/weft_persist.h"
-#include "weft/weft_sync.h"
-#include "weft/weft_sync.hpp"
+#include "weft/weft.h"
+#include "weft/weft.hpp"
 
 using harness::detail;
 using harness::err;
@@ -407,7 +406,7 @@ TEST_F(Sync, IsendrecvOneRequest) {
             ASSERT_EQ(weft_test(&r, &flag, WEFT_STATUS_IGNORE), 0);
             ASSERT_EQ(flag, 0);
         }
-        EXPECT_EQ(weft_cancel(&r), WEFT_ERR_UNSUPPORTED);  // as weft_sync.h says
+        EXPECT_EQ(weft_cancel(&r), WEFT_ERR_UNSUPPORTED);  // as weft.h says
         signal(1);
         ASSERT_EQ(weft_wait(&r, &st), 0) << detail();
         EXPECT_EQ(b, 9);

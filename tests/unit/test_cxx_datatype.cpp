@@ -1,10 +1,10 @@
-// weft_datatype.hpp without a running fabric: the constructors, bounds and argument checks.
+// weft.hpp without a running fabric: the constructors, bounds and argument checks.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstddef>
 
-#include "weft/weft_datatype.hpp"
+#include "weft/weft.hpp"
 
 namespace {
 

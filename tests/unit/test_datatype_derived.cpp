@@ -12,7 +12,6 @@
 #include "base/datatype.hpp"
 #include "dtype_ref.hpp"
 #include "weft/weft.h"
-#include "weft/weft_datatype.h"
 
 namespace {
 

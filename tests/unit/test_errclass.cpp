@@ -9,7 +9,6 @@
 
 #include "base/error_class.hpp"
 #include "weft/weft.h"
-#include "weft/weft_errhandler.h"
 
 namespace {
 
