@@ -536,6 +536,7 @@ WEFT_API int weft_test(weft_request *request, int *flag, weft_status *status);
 WEFT_API int weft_waitall(size_t count, weft_request requests[], weft_status statuses[]);
 WEFT_API int weft_waitany(size_t count, weft_request requests[], size_t *index, weft_status *status);
 WEFT_API int weft_testall(size_t count, weft_request requests[], int *flag, weft_status statuses[]);
+/* Cancels a pending receive.  Sends cannot be cancelled (MPI 4 deprecates it): WEFT_ERR_UNSUPPORTED. */
 WEFT_API int weft_cancel(weft_request *request);
 WEFT_API int weft_test_cancelled(const weft_status *status, int *flag);
 WEFT_API int weft_probe(int source, int tag, weft_comm comm, weft_status *status);

@@ -195,7 +195,7 @@ WEFT_API int weft_type_get_extent(weft_datatype datatype, ptrdiff_t *lb, ptrdiff
     return WEFT_SUCCESS;
 }
 
-WEFT_API int weft_type_get_true_extent(weft_datatype datatype, ptrdiff_t *true_lb, ptrdiff_t *true_extent) {
+static int type_get_true_extent_impl(weft_datatype datatype, ptrdiff_t *true_lb, ptrdiff_t *true_extent) {
     if (true_lb == nullptr) return fail(WEFT_ERR_ARG, "weft_type_get_true_extent: true_lb is NULL");
     if (true_extent == nullptr) return fail(WEFT_ERR_ARG, "weft_type_get_true_extent: true_extent is NULL");
     std::shared_ptr<weft::datatype> dt;
@@ -205,7 +205,12 @@ WEFT_API int weft_type_get_true_extent(weft_datatype datatype, ptrdiff_t *true_l
     return WEFT_SUCCESS;
 }
 
-WEFT_API int weft_type_dup(weft_datatype oldtype, weft_datatype *newtype) {
+WEFT_API int weft_type_get_true_extent(weft_datatype datatype, ptrdiff_t *true_lb, ptrdiff_t *true_extent) {
+    int rc = type_get_true_extent_impl(datatype, true_lb, true_extent);
+    return self_error_return(rc, "weft_type_get_true_extent");
+}
+
+static int type_dup_impl(weft_datatype oldtype, weft_datatype *newtype) {
     if (newtype == nullptr) return fail(WEFT_ERR_ARG, "weft_type_dup: newtype is NULL");
     std::shared_ptr<weft::datatype> old;
     if (int rc = lookup(oldtype, "oldtype", old)) return rc;
@@ -214,6 +219,11 @@ WEFT_API int weft_type_dup(weft_datatype oldtype, weft_datatype *newtype) {
     dt->builtin = false;
     if (old->builtin) dt->parts = {{old, 0, 1, 1, 0}};
     return datatype_register(std::move(dt), newtype, "weft_type_dup");
+}
+
+WEFT_API int weft_type_dup(weft_datatype oldtype, weft_datatype *newtype) {
+    int rc = type_dup_impl(oldtype, newtype);
+    return self_error_return(rc, "weft_type_dup");
 }
 
 }  // extern "C"

@@ -184,48 +184,89 @@ using namespace weft;
 
 extern "C" {
 
-WEFT_API int weft_type_contiguous(size_t count, weft_datatype oldtype, weft_datatype *newtype) {
+static int type_contiguous_impl(size_t count, weft_datatype oldtype, weft_datatype *newtype) {
     // One block of count elements.
     return make_strided(1, count, 0, false, oldtype, newtype, "weft_type_contiguous");
 }
 
+WEFT_API int weft_type_contiguous(size_t count, weft_datatype oldtype, weft_datatype *newtype) {
+    int rc = type_contiguous_impl(count, oldtype, newtype);
+    return self_error_return(rc, "weft_type_contiguous");
+}
+
+static int type_vector_impl(size_t count, size_t blocklength, ptrdiff_t stride, weft_datatype oldtype,
+                            weft_datatype *newtype) {
+    return make_strided(count, blocklength, stride, false, oldtype, newtype, "weft_type_vector");
+}
+
 WEFT_API int weft_type_vector(size_t count, size_t blocklength, ptrdiff_t stride, weft_datatype oldtype,
                               weft_datatype *newtype) {
-    return make_strided(count, blocklength, stride, false, oldtype, newtype, "weft_type_vector");
+    int rc = type_vector_impl(count, blocklength, stride, oldtype, newtype);
+    return self_error_return(rc, "weft_type_vector");
+}
+
+static int type_create_hvector_impl(size_t count, size_t blocklength, ptrdiff_t stride, weft_datatype oldtype,
+                                    weft_datatype *newtype) {
+    return make_strided(count, blocklength, stride, true, oldtype, newtype, "weft_type_create_hvector");
 }
 
 WEFT_API int weft_type_create_hvector(size_t count, size_t blocklength, ptrdiff_t stride, weft_datatype oldtype,
                                       weft_datatype *newtype) {
-    return make_strided(count, blocklength, stride, true, oldtype, newtype, "weft_type_create_hvector");
+    int rc = type_create_hvector_impl(count, blocklength, stride, oldtype, newtype);
+    return self_error_return(rc, "weft_type_create_hvector");
 }
 
-WEFT_API int weft_type_indexed(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
-                               weft_datatype oldtype, weft_datatype *newtype) {
+static int type_indexed_impl(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
+                             weft_datatype oldtype, weft_datatype *newtype) {
     if (count != 0 && blocklengths == nullptr) return fail(WEFT_ERR_ARG, "weft_type_indexed: blocklengths is NULL");
     return make_indexed(count, blocklengths, 0, displacements, false, oldtype, newtype, "weft_type_indexed");
 }
 
-WEFT_API int weft_type_create_hindexed(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
-                                       weft_datatype oldtype, weft_datatype *newtype) {
+WEFT_API int weft_type_indexed(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
+                               weft_datatype oldtype, weft_datatype *newtype) {
+    int rc = type_indexed_impl(count, blocklengths, displacements, oldtype, newtype);
+    return self_error_return(rc, "weft_type_indexed");
+}
+
+static int type_create_hindexed_impl(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
+                                     weft_datatype oldtype, weft_datatype *newtype) {
     if (count != 0 && blocklengths == nullptr)
         return fail(WEFT_ERR_ARG, "weft_type_create_hindexed: blocklengths is NULL");
     return make_indexed(count, blocklengths, 0, displacements, true, oldtype, newtype, "weft_type_create_hindexed");
 }
 
-WEFT_API int weft_type_create_indexed_block(size_t count, size_t blocklength, const ptrdiff_t displacements[],
-                                            weft_datatype oldtype, weft_datatype *newtype) {
+WEFT_API int weft_type_create_hindexed(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
+                                       weft_datatype oldtype, weft_datatype *newtype) {
+    int rc = type_create_hindexed_impl(count, blocklengths, displacements, oldtype, newtype);
+    return self_error_return(rc, "weft_type_create_hindexed");
+}
+
+static int type_create_indexed_block_impl(size_t count, size_t blocklength, const ptrdiff_t displacements[],
+                                          weft_datatype oldtype, weft_datatype *newtype) {
     return make_indexed(count, nullptr, blocklength, displacements, false, oldtype, newtype,
                         "weft_type_create_indexed_block");
 }
 
-WEFT_API int weft_type_create_hindexed_block(size_t count, size_t blocklength, const ptrdiff_t displacements[],
-                                             weft_datatype oldtype, weft_datatype *newtype) {
+WEFT_API int weft_type_create_indexed_block(size_t count, size_t blocklength, const ptrdiff_t displacements[],
+                                            weft_datatype oldtype, weft_datatype *newtype) {
+    int rc = type_create_indexed_block_impl(count, blocklength, displacements, oldtype, newtype);
+    return self_error_return(rc, "weft_type_create_indexed_block");
+}
+
+static int type_create_hindexed_block_impl(size_t count, size_t blocklength, const ptrdiff_t displacements[],
+                                           weft_datatype oldtype, weft_datatype *newtype) {
     return make_indexed(count, nullptr, blocklength, displacements, true, oldtype, newtype,
                         "weft_type_create_hindexed_block");
 }
 
-WEFT_API int weft_type_create_struct(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
-                                     const weft_datatype types[], weft_datatype *newtype) {
+WEFT_API int weft_type_create_hindexed_block(size_t count, size_t blocklength, const ptrdiff_t displacements[],
+                                             weft_datatype oldtype, weft_datatype *newtype) {
+    int rc = type_create_hindexed_block_impl(count, blocklength, displacements, oldtype, newtype);
+    return self_error_return(rc, "weft_type_create_hindexed_block");
+}
+
+static int type_create_struct_impl(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
+                                   const weft_datatype types[], weft_datatype *newtype) {
     const char *call = "weft_type_create_struct";
     if (newtype == nullptr) return fail(WEFT_ERR_ARG, "%s: newtype is NULL", call);
     if (count != 0 && (blocklengths == nullptr || displacements == nullptr || types == nullptr))
@@ -242,7 +283,13 @@ WEFT_API int weft_type_create_struct(size_t count, const size_t blocklengths[], 
     return make(std::move(parts), newtype, call);
 }
 
-WEFT_API int weft_type_create_resized(weft_datatype oldtype, ptrdiff_t lb, ptrdiff_t extent, weft_datatype *newtype) {
+WEFT_API int weft_type_create_struct(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
+                                     const weft_datatype types[], weft_datatype *newtype) {
+    int rc = type_create_struct_impl(count, blocklengths, displacements, types, newtype);
+    return self_error_return(rc, "weft_type_create_struct");
+}
+
+static int type_create_resized_impl(weft_datatype oldtype, ptrdiff_t lb, ptrdiff_t extent, weft_datatype *newtype) {
     const char *call = "weft_type_create_resized";
     std::shared_ptr<const datatype> old;
     if (int rc = old_and_new(call, oldtype, newtype, old)) return rc;
@@ -260,9 +307,13 @@ WEFT_API int weft_type_create_resized(weft_datatype oldtype, ptrdiff_t lb, ptrdi
     return datatype_register(std::move(dt), newtype, call);
 }
 
-WEFT_API int weft_type_create_subarray(size_t ndims, const size_t sizes[], const size_t subsizes[],
-                                       const size_t starts[], int order, weft_datatype oldtype,
-                                       weft_datatype *newtype) {
+WEFT_API int weft_type_create_resized(weft_datatype oldtype, ptrdiff_t lb, ptrdiff_t extent, weft_datatype *newtype) {
+    int rc = type_create_resized_impl(oldtype, lb, extent, newtype);
+    return self_error_return(rc, "weft_type_create_resized");
+}
+
+static int type_create_subarray_impl(size_t ndims, const size_t sizes[], const size_t subsizes[], const size_t starts[],
+                                     int order, weft_datatype oldtype, weft_datatype *newtype) {
     const char *call = "weft_type_create_subarray";
     std::shared_ptr<const datatype> old;
     if (int rc = old_and_new(call, oldtype, newtype, old)) return rc;
@@ -302,6 +353,13 @@ WEFT_API int weft_type_create_subarray(size_t ndims, const size_t sizes[], const
     dt->bounded = true;
     set_contiguous(*dt);
     return datatype_register(std::move(dt), newtype, call);
+}
+
+WEFT_API int weft_type_create_subarray(size_t ndims, const size_t sizes[], const size_t subsizes[],
+                                       const size_t starts[], int order, weft_datatype oldtype,
+                                       weft_datatype *newtype) {
+    int rc = type_create_subarray_impl(ndims, sizes, subsizes, starts, order, oldtype, newtype);
+    return self_error_return(rc, "weft_type_create_subarray");
 }
 
 }  // extern "C"

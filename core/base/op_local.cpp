@@ -10,7 +10,7 @@ using namespace weft;
 
 extern "C" {
 
-WEFT_API int weft_reduce_local(const void *inbuf, void *inoutbuf, size_t count, weft_datatype type, weft_op op) {
+static int reduce_local_impl(const void *inbuf, void *inoutbuf, size_t count, weft_datatype type, weft_op op) {
     constexpr const char *fn = "weft_reduce_local";
     if (int rc = runtime_check(fn)) return rc;
     const datatype *t = datatype_get(type);
@@ -31,7 +31,12 @@ WEFT_API int weft_reduce_local(const void *inbuf, void *inoutbuf, size_t count, 
     return WEFT_SUCCESS;
 }
 
-WEFT_API int weft_op_commutative(weft_op op, int *commute) {
+WEFT_API int weft_reduce_local(const void *inbuf, void *inoutbuf, size_t count, weft_datatype type, weft_op op) {
+    int rc = reduce_local_impl(inbuf, inoutbuf, count, type, op);
+    return self_error_return(rc, "weft_reduce_local");
+}
+
+static int op_commutative_impl(weft_op op, int *commute) {
     constexpr const char *fn = "weft_op_commutative";
     if (int rc = runtime_check(fn)) return rc;
     if (commute == nullptr) return fail(WEFT_ERR_ARG, "%s: commute is NULL", fn);
@@ -45,6 +50,11 @@ WEFT_API int weft_op_commutative(weft_op op, int *commute) {
     if (int rc = op_bind(fn, op, WEFT_BYTE, *datatype_get(WEFT_BYTE), b)) return rc;
     *commute = b.commutative ? 1 : 0;
     return WEFT_SUCCESS;
+}
+
+WEFT_API int weft_op_commutative(weft_op op, int *commute) {
+    int rc = op_commutative_impl(op, commute);
+    return self_error_return(rc, "weft_op_commutative");
 }
 
 }  // extern "C"

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "base/error.hpp"
+#include "comm/errhandler.hpp"
 #include "coll/coll_call.hpp"
 #include "comm/stream.hpp"
 #include "transport/persistent.hpp"
@@ -107,120 +108,305 @@ using namespace weft::coll_impl;
     call x{fn, request, info}; \
     if (int rc = check_init(x)) return rc
 
-extern "C" int weft_barrier_init(weft_comm comm, weft_info info, weft_request *request) {
+static int barrier_init_impl(weft_comm comm, weft_info info, weft_request *request) {
     WEFT_PERSISTENT("weft_barrier_init");
     return do_barrier(x, comm);
 }
 
-extern "C" int weft_bcast_init(void *buffer, size_t count, weft_datatype datatype, int root, weft_comm comm,
-                               weft_info info, weft_request *request) {
+extern "C" int weft_barrier_init(weft_comm comm, weft_info info, weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = barrier_init_impl(comm, info, request);
+    }
+    return comm_error_return(comm, rc, "weft_barrier_init");
+}
+
+static int bcast_init_impl(void *buffer, size_t count, weft_datatype datatype, int root, weft_comm comm, weft_info info,
+                           weft_request *request) {
     WEFT_PERSISTENT("weft_bcast_init");
     return do_bcast(x, buffer, count, datatype, root, comm);
 }
 
-extern "C" int weft_reduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
-                                int root, weft_comm comm, weft_info info, weft_request *request) {
+extern "C" int weft_bcast_init(void *buffer, size_t count, weft_datatype datatype, int root, weft_comm comm,
+                               weft_info info, weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = bcast_init_impl(buffer, count, datatype, root, comm, info, request);
+    }
+    return comm_error_return(comm, rc, "weft_bcast_init");
+}
+
+static int reduce_init_impl(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                            int root, weft_comm comm, weft_info info, weft_request *request) {
     WEFT_PERSISTENT("weft_reduce_init");
     return do_reduce(x, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
-extern "C" int weft_allreduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
-                                   weft_comm comm, weft_info info, weft_request *request) {
+extern "C" int weft_reduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                                int root, weft_comm comm, weft_info info, weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = reduce_init_impl(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+    }
+    return comm_error_return(comm, rc, "weft_reduce_init");
+}
+
+static int allreduce_init_impl(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                               weft_comm comm, weft_info info, weft_request *request) {
     WEFT_PERSISTENT("weft_allreduce_init");
     return do_allreduce(x, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
-extern "C" int weft_gather_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
-                                size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_info info,
-                                weft_request *request) {
+extern "C" int weft_allreduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                                   weft_comm comm, weft_info info, weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = allreduce_init_impl(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    }
+    return comm_error_return(comm, rc, "weft_allreduce_init");
+}
+
+static int gather_init_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                            size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_info info,
+                            weft_request *request) {
     WEFT_PERSISTENT("weft_gather_init");
     return do_gather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, root,
                      comm);
 }
 
-extern "C" int weft_gatherv_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
-                                 const size_t recvcounts[], const size_t displs[], weft_datatype recvtype, int root,
-                                 weft_comm comm, weft_info info, weft_request *request) {
+extern "C" int weft_gather_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                                size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_info info,
+                                weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = gather_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    }
+    return comm_error_return(comm, rc, "weft_gather_init");
+}
+
+static int gatherv_init_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                             const size_t recvcounts[], const size_t displs[], weft_datatype recvtype, int root,
+                             weft_comm comm, weft_info info, weft_request *request) {
     WEFT_PERSISTENT("weft_gatherv_init");
     return do_gather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root, comm);
 }
 
-extern "C" int weft_scatter_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
-                                 size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_info info,
-                                 weft_request *request) {
+extern "C" int weft_gatherv_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                                 const size_t recvcounts[], const size_t displs[], weft_datatype recvtype, int root,
+                                 weft_comm comm, weft_info info, weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = gatherv_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info,
+                               request);
+    }
+    return comm_error_return(comm, rc, "weft_gatherv_init");
+}
+
+static int scatter_init_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                             size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_info info,
+                             weft_request *request) {
     WEFT_PERSISTENT("weft_scatter_init");
     return do_scatter(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root,
                       comm);
 }
 
+extern "C" int weft_scatter_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                                 size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_info info,
+                                 weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = scatter_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    }
+    return comm_error_return(comm, rc, "weft_scatter_init");
+}
+
+static int scatterv_init_impl(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
+                              weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype, int root,
+                              weft_comm comm, weft_info info, weft_request *request) {
+    WEFT_PERSISTENT("weft_scatterv_init");
+    return do_scatter(x, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
 extern "C" int weft_scatterv_init(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
                                   weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype,
                                   int root, weft_comm comm, weft_info info, weft_request *request) {
-    WEFT_PERSISTENT("weft_scatterv_init");
-    return do_scatter(x, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = scatterv_init_impl(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info,
+                                request);
+    }
+    return comm_error_return(comm, rc, "weft_scatterv_init");
+}
+
+static int allgather_init_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                               size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_info info,
+                               weft_request *request) {
+    WEFT_PERSISTENT("weft_allgather_init");
+    return do_allgather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm);
 }
 
 extern "C" int weft_allgather_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                    size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_info info,
                                    weft_request *request) {
-    WEFT_PERSISTENT("weft_allgather_init");
-    return do_allgather(x, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = allgather_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    }
+    return comm_error_return(comm, rc, "weft_allgather_init");
+}
+
+static int allgatherv_init_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                                const size_t recvcounts[], const size_t displs[], weft_datatype recvtype,
+                                weft_comm comm, weft_info info, weft_request *request) {
+    WEFT_PERSISTENT("weft_allgatherv_init");
+    return do_allgather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm);
 }
 
 extern "C" int weft_allgatherv_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                     const size_t recvcounts[], const size_t displs[], weft_datatype recvtype,
                                     weft_comm comm, weft_info info, weft_request *request) {
-    WEFT_PERSISTENT("weft_allgatherv_init");
-    return do_allgather(x, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = allgatherv_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
+                                  request);
+    }
+    return comm_error_return(comm, rc, "weft_allgatherv_init");
+}
+
+static int alltoall_init_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
+                              size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_info info,
+                              weft_request *request) {
+    WEFT_PERSISTENT("weft_alltoall_init");
+    return do_alltoall(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                       recvtype, comm);
 }
 
 extern "C" int weft_alltoall_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                   size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_info info,
                                   weft_request *request) {
-    WEFT_PERSISTENT("weft_alltoall_init");
-    return do_alltoall(x, false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, nullptr, nullptr,
-                       recvtype, comm);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = alltoall_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    }
+    return comm_error_return(comm, rc, "weft_alltoall_init");
+}
+
+static int alltoallv_init_impl(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
+                               weft_datatype sendtype, void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
+                               weft_datatype recvtype, weft_comm comm, weft_info info, weft_request *request) {
+    WEFT_PERSISTENT("weft_alltoallv_init");
+    return do_alltoall(x, true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype,
+                       comm);
 }
 
 extern "C" int weft_alltoallv_init(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
                                    weft_datatype sendtype, void *recvbuf, const size_t recvcounts[],
                                    const size_t rdispls[], weft_datatype recvtype, weft_comm comm, weft_info info,
                                    weft_request *request) {
-    WEFT_PERSISTENT("weft_alltoallv_init");
-    return do_alltoall(x, true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls, recvtype,
-                       comm);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = alltoallv_init_impl(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                                 info, request);
+    }
+    return comm_error_return(comm, rc, "weft_alltoallv_init");
+}
+
+static int reduce_scatter_block_init_impl(const void *sendbuf, void *recvbuf, size_t recvcount, weft_datatype datatype,
+                                          weft_op op, weft_comm comm, weft_info info, weft_request *request) {
+    WEFT_PERSISTENT("weft_reduce_scatter_block_init");
+    return do_reduce_scatter_block(x, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 extern "C" int weft_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, size_t recvcount,
                                               weft_datatype datatype, weft_op op, weft_comm comm, weft_info info,
                                               weft_request *request) {
-    WEFT_PERSISTENT("weft_reduce_scatter_block_init");
-    return do_reduce_scatter_block(x, sendbuf, recvbuf, recvcount, datatype, op, comm);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = reduce_scatter_block_init_impl(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+    }
+    return comm_error_return(comm, rc, "weft_reduce_scatter_block_init");
 }
 
-extern "C" int weft_scan_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
-                              weft_comm comm, weft_info info, weft_request *request) {
+static int scan_init_impl(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                          weft_comm comm, weft_info info, weft_request *request) {
     WEFT_PERSISTENT("weft_scan_init");
     return do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, false);
 }
 
-extern "C" int weft_exscan_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
-                                weft_comm comm, weft_info info, weft_request *request) {
+extern "C" int weft_scan_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                              weft_comm comm, weft_info info, weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = scan_init_impl(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    }
+    return comm_error_return(comm, rc, "weft_scan_init");
+}
+
+static int exscan_init_impl(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                            weft_comm comm, weft_info info, weft_request *request) {
     WEFT_PERSISTENT("weft_exscan_init");
     return do_scan(x, sendbuf, recvbuf, count, datatype, op, comm, true);
+}
+
+extern "C" int weft_exscan_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
+                                weft_comm comm, weft_info info, weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = exscan_init_impl(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    }
+    return comm_error_return(comm, rc, "weft_exscan_init");
+}
+
+static int reduce_scatter_init_impl(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                                    weft_datatype datatype, weft_op op, weft_comm comm, weft_info info,
+                                    weft_request *request) {
+    WEFT_PERSISTENT("weft_reduce_scatter_init");
+    return do_reduce_scatter(x, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
 extern "C" int weft_reduce_scatter_init(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
                                         weft_datatype datatype, weft_op op, weft_comm comm, weft_info info,
                                         weft_request *request) {
-    WEFT_PERSISTENT("weft_reduce_scatter_init");
-    return do_reduce_scatter(x, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = reduce_scatter_init_impl(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+    }
+    return comm_error_return(comm, rc, "weft_reduce_scatter_init");
+}
+
+static int alltoallw_init_impl(const void *sendbuf, const size_t sendcounts[], const ptrdiff_t sdispls[],
+                               const weft_datatype sendtypes[], void *recvbuf, const size_t recvcounts[],
+                               const ptrdiff_t rdispls[], const weft_datatype recvtypes[], weft_comm comm,
+                               weft_info info, weft_request *request) {
+    WEFT_PERSISTENT("weft_alltoallw_init");
+    return do_alltoallw(x, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 
 extern "C" int weft_alltoallw_init(const void *sendbuf, const size_t sendcounts[], const ptrdiff_t sdispls[],
                                    const weft_datatype sendtypes[], void *recvbuf, const size_t recvcounts[],
                                    const ptrdiff_t rdispls[], const weft_datatype recvtypes[], weft_comm comm,
                                    weft_info info, weft_request *request) {
-    WEFT_PERSISTENT("weft_alltoallw_init");
-    return do_alltoallw(x, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = alltoallw_init_impl(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                                 info, request);
+    }
+    return comm_error_return(comm, rc, "weft_alltoallw_init");
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "comm/errhandler.hpp"
 #include "coll/coll_sched.hpp"
 #include "comm/comm_context.hpp"
 #include "comm/comm_derive.hpp"
@@ -161,7 +162,7 @@ void peer_failed_hook(vci &, vci_hook &) {}
 
 using namespace weft;
 
-extern "C" int weft_comm_idup(weft_comm handle, weft_comm *newcomm, weft_request *req) {
+static int comm_idup_impl(weft_comm handle, weft_comm *newcomm, weft_request *req) {
     static const char fn[] = "weft_comm_idup";
     if (int rc = runtime_check(fn)) return rc;
     comm *parent = comm_get(handle);
@@ -230,4 +231,13 @@ extern "C" int weft_comm_idup(weft_comm handle, weft_comm *newcomm, weft_request
     hook->state = head;
     v.leave();
     return WEFT_SUCCESS;
+}
+
+extern "C" int weft_comm_idup(weft_comm handle, weft_comm *newcomm, weft_request *req) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = comm_idup_impl(handle, newcomm, req);
+    }
+    return comm_error_return(handle, rc, "weft_comm_idup");
 }

@@ -121,7 +121,7 @@ int check_args(const char *fn, weft_comm handle, weft_group group_handle, weft_c
 
 using namespace weft;
 
-extern "C" int weft_comm_create(weft_comm handle, weft_group group_handle, weft_comm *newcomm) {
+static int comm_create_impl(weft_comm handle, weft_group group_handle, weft_comm *newcomm) {
     static const char fn[] = "weft_comm_create";
     comm *parent;
     group *g;
@@ -140,7 +140,16 @@ extern "C" int weft_comm_create(weft_comm handle, weft_group group_handle, weft_
     return comm_publish(comm_derive(*parent, members, me, context_id), newcomm);
 }
 
-extern "C" int weft_comm_create_group(weft_comm handle, weft_group group_handle, int tag, weft_comm *newcomm) {
+extern "C" int weft_comm_create(weft_comm handle, weft_group group_handle, weft_comm *newcomm) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = comm_create_impl(handle, group_handle, newcomm);
+    }
+    return comm_error_return(handle, rc, "weft_comm_create");
+}
+
+static int comm_create_group_impl(weft_comm handle, weft_group group_handle, int tag, weft_comm *newcomm) {
     static const char fn[] = "weft_comm_create_group";
     comm *parent;
     group *g;
@@ -160,4 +169,13 @@ extern "C" int weft_comm_create_group(weft_comm handle, weft_group group_handle,
     uint16_t context_id = 0;
     if (int rc = context_alloc_group(*parent, members, me, agreement_tag(tag), context_id)) return rc;
     return comm_publish(comm_derive(*parent, members, me, context_id), newcomm);
+}
+
+extern "C" int weft_comm_create_group(weft_comm handle, weft_group group_handle, int tag, weft_comm *newcomm) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = comm_create_group_impl(handle, group_handle, tag, newcomm);
+    }
+    return comm_error_return(handle, rc, "weft_comm_create_group");
 }

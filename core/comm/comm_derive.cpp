@@ -15,8 +15,13 @@ std::shared_ptr<comm> comm_derive(const comm &parent, const std::vector<int> &me
     std::vector<int> world_ranks;
     world_ranks.reserve(members.size());
     for (int p : members) world_ranks.push_back(parent.world_ranks[static_cast<size_t>(p)]);
-    if (!parent.stream_comm) return comm_make_conventional(context_id, rank, std::move(world_ranks));
+    if (!parent.stream_comm) {
+        std::shared_ptr<comm> c = comm_make_conventional(context_id, rank, std::move(world_ranks));
+        if (c) c->errhandler = parent.errhandler;  // MPI: a new communicator inherits the parent's
+        return c;
+    }
     auto c = std::make_shared<comm>();
+    c->errhandler = parent.errhandler;
     c->context_id = context_id;
     c->rank = rank;
     c->size = static_cast<int>(members.size());

@@ -108,7 +108,7 @@ std::mutex g_name_mutex;
 
 using namespace weft;
 
-extern "C" int weft_comm_group(weft_comm handle, weft_group *newgroup) {
+static int comm_group_impl(weft_comm handle, weft_group *newgroup) {
     static const char fn[] = "weft_comm_group";
     if (int rc = runtime_check(fn)) return rc;
     comm *c = comm_get(handle);
@@ -117,7 +117,16 @@ extern "C" int weft_comm_group(weft_comm handle, weft_group *newgroup) {
     return make_group(fn, c->world_ranks, newgroup);
 }
 
-extern "C" int weft_group_size(weft_group handle, int *size) {
+extern "C" int weft_comm_group(weft_comm handle, weft_group *newgroup) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = comm_group_impl(handle, newgroup);
+    }
+    return comm_error_return(handle, rc, "weft_comm_group");
+}
+
+static int group_size_impl(weft_group handle, int *size) {
     static const char fn[] = "weft_group_size";
     if (int rc = runtime_check(fn)) return rc;
     group *g;
@@ -127,7 +136,16 @@ extern "C" int weft_group_size(weft_group handle, int *size) {
     return WEFT_SUCCESS;
 }
 
-extern "C" int weft_group_rank(weft_group handle, int *rank) {
+extern "C" int weft_group_size(weft_group handle, int *size) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = group_size_impl(handle, size);
+    }
+    return self_error_return(rc, "weft_group_size");
+}
+
+static int group_rank_impl(weft_group handle, int *rank) {
     static const char fn[] = "weft_group_rank";
     if (int rc = runtime_check(fn)) return rc;
     group *g;
@@ -138,7 +156,16 @@ extern "C" int weft_group_rank(weft_group handle, int *rank) {
     return WEFT_SUCCESS;
 }
 
-extern "C" int weft_group_incl(weft_group handle, size_t n, const int ranks[], weft_group *newgroup) {
+extern "C" int weft_group_rank(weft_group handle, int *rank) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = group_rank_impl(handle, rank);
+    }
+    return self_error_return(rc, "weft_group_rank");
+}
+
+static int group_incl_impl(weft_group handle, size_t n, const int ranks[], weft_group *newgroup) {
     static const char fn[] = "weft_group_incl";
     if (int rc = runtime_check(fn)) return rc;
     group *g;
@@ -149,7 +176,16 @@ extern "C" int weft_group_incl(weft_group handle, size_t n, const int ranks[], w
     return make_group(fn, members_at(*g, std::vector<int>(ranks, ranks + n)), newgroup);
 }
 
-extern "C" int weft_group_excl(weft_group handle, size_t n, const int ranks[], weft_group *newgroup) {
+extern "C" int weft_group_incl(weft_group handle, size_t n, const int ranks[], weft_group *newgroup) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = group_incl_impl(handle, n, ranks, newgroup);
+    }
+    return self_error_return(rc, "weft_group_incl");
+}
+
+static int group_excl_impl(weft_group handle, size_t n, const int ranks[], weft_group *newgroup) {
     static const char fn[] = "weft_group_excl";
     if (int rc = runtime_check(fn)) return rc;
     group *g;
@@ -160,7 +196,16 @@ extern "C" int weft_group_excl(weft_group handle, size_t n, const int ranks[], w
     return make_group(fn, members_not_named(*g, named), newgroup);
 }
 
-extern "C" int weft_group_range_incl(weft_group handle, size_t n, int ranges[][3], weft_group *newgroup) {
+extern "C" int weft_group_excl(weft_group handle, size_t n, const int ranks[], weft_group *newgroup) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = group_excl_impl(handle, n, ranks, newgroup);
+    }
+    return self_error_return(rc, "weft_group_excl");
+}
+
+static int group_range_incl_impl(weft_group handle, size_t n, int ranges[][3], weft_group *newgroup) {
     static const char fn[] = "weft_group_range_incl";
     if (int rc = runtime_check(fn)) return rc;
     group *g;
@@ -172,7 +217,16 @@ extern "C" int weft_group_range_incl(weft_group handle, size_t n, int ranges[][3
     return make_group(fn, members_at(*g, ranks), newgroup);
 }
 
-extern "C" int weft_group_range_excl(weft_group handle, size_t n, int ranges[][3], weft_group *newgroup) {
+extern "C" int weft_group_range_incl(weft_group handle, size_t n, int ranges[][3], weft_group *newgroup) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = group_range_incl_impl(handle, n, ranges, newgroup);
+    }
+    return self_error_return(rc, "weft_group_range_incl");
+}
+
+static int group_range_excl_impl(weft_group handle, size_t n, int ranges[][3], weft_group *newgroup) {
     static const char fn[] = "weft_group_range_excl";
     if (int rc = runtime_check(fn)) return rc;
     group *g;
@@ -182,6 +236,15 @@ extern "C" int weft_group_range_excl(weft_group handle, size_t n, int ranges[][3
     std::vector<char> named;
     if (int rc = expand_ranges(fn, *g, n, ranges, ranks, named)) return rc;
     return make_group(fn, members_not_named(*g, named), newgroup);
+}
+
+extern "C" int weft_group_range_excl(weft_group handle, size_t n, int ranges[][3], weft_group *newgroup) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = group_range_excl_impl(handle, n, ranges, newgroup);
+    }
+    return self_error_return(rc, "weft_group_range_excl");
 }
 
 namespace {
@@ -199,20 +262,47 @@ int two_groups(const char *fn, weft_group h1, weft_group h2, weft_group *newgrou
 
 }  // namespace
 
-extern "C" int weft_group_union(weft_group group1, weft_group group2, weft_group *newgroup) {
+static int group_union_impl(weft_group group1, weft_group group2, weft_group *newgroup) {
     return two_groups("weft_group_union", group1, group2, newgroup, group_union);
 }
 
-extern "C" int weft_group_intersection(weft_group group1, weft_group group2, weft_group *newgroup) {
+extern "C" int weft_group_union(weft_group group1, weft_group group2, weft_group *newgroup) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = group_union_impl(group1, group2, newgroup);
+    }
+    return self_error_return(rc, "weft_group_union");
+}
+
+static int group_intersection_impl(weft_group group1, weft_group group2, weft_group *newgroup) {
     return two_groups("weft_group_intersection", group1, group2, newgroup, group_intersection);
 }
 
-extern "C" int weft_group_difference(weft_group group1, weft_group group2, weft_group *newgroup) {
+extern "C" int weft_group_intersection(weft_group group1, weft_group group2, weft_group *newgroup) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = group_intersection_impl(group1, group2, newgroup);
+    }
+    return self_error_return(rc, "weft_group_intersection");
+}
+
+static int group_difference_impl(weft_group group1, weft_group group2, weft_group *newgroup) {
     return two_groups("weft_group_difference", group1, group2, newgroup, group_difference);
 }
 
-extern "C" int weft_group_translate_ranks(weft_group group1, size_t n, const int ranks1[], weft_group group2,
-                                          int ranks2[]) {
+extern "C" int weft_group_difference(weft_group group1, weft_group group2, weft_group *newgroup) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = group_difference_impl(group1, group2, newgroup);
+    }
+    return self_error_return(rc, "weft_group_difference");
+}
+
+static int group_translate_ranks_impl(weft_group group1, size_t n, const int ranks1[], weft_group group2,
+                                      int ranks2[]) {
     static const char fn[] = "weft_group_translate_ranks";
     if (int rc = runtime_check(fn)) return rc;
     group *g1, *g2;
@@ -237,7 +327,17 @@ extern "C" int weft_group_translate_ranks(weft_group group1, size_t n, const int
     return WEFT_SUCCESS;
 }
 
-extern "C" int weft_group_compare(weft_group group1, weft_group group2, int *result) {
+extern "C" int weft_group_translate_ranks(weft_group group1, size_t n, const int ranks1[], weft_group group2,
+                                          int ranks2[]) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = group_translate_ranks_impl(group1, n, ranks1, group2, ranks2);
+    }
+    return self_error_return(rc, "weft_group_translate_ranks");
+}
+
+static int group_compare_impl(weft_group group1, weft_group group2, int *result) {
     static const char fn[] = "weft_group_compare";
     if (int rc = runtime_check(fn)) return rc;
     group *g1, *g2;
@@ -248,7 +348,16 @@ extern "C" int weft_group_compare(weft_group group1, weft_group group2, int *res
     return WEFT_SUCCESS;
 }
 
-extern "C" int weft_group_free(weft_group *handle) {
+extern "C" int weft_group_compare(weft_group group1, weft_group group2, int *result) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = group_compare_impl(group1, group2, result);
+    }
+    return self_error_return(rc, "weft_group_compare");
+}
+
+static int group_free_impl(weft_group *handle) {
     static const char fn[] = "weft_group_free";
     if (int rc = runtime_check(fn)) return rc;
     if (int rc = check_out(fn, handle, "group")) return rc;
@@ -261,7 +370,16 @@ extern "C" int weft_group_free(weft_group *handle) {
     return WEFT_SUCCESS;
 }
 
-extern "C" int weft_comm_compare(weft_comm comm1, weft_comm comm2, int *result) {
+extern "C" int weft_group_free(weft_group *handle) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = group_free_impl(handle);
+    }
+    return self_error_return(rc, "weft_group_free");
+}
+
+static int comm_compare_impl(weft_comm comm1, weft_comm comm2, int *result) {
     static const char fn[] = "weft_comm_compare";
     if (int rc = runtime_check(fn)) return rc;
     comm *c1 = comm_get(comm1), *c2 = comm_get(comm2);
@@ -277,7 +395,16 @@ extern "C" int weft_comm_compare(weft_comm comm1, weft_comm comm2, int *result) 
     return WEFT_SUCCESS;
 }
 
-extern "C" int weft_comm_set_name(weft_comm handle, const char *name) {
+extern "C" int weft_comm_compare(weft_comm comm1, weft_comm comm2, int *result) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = comm_compare_impl(comm1, comm2, result);
+    }
+    return comm_error_return(comm1, rc, "weft_comm_compare");
+}
+
+static int comm_set_name_impl(weft_comm handle, const char *name) {
     static const char fn[] = "weft_comm_set_name";
     if (int rc = runtime_check(fn)) return rc;
     comm *c = comm_get(handle);
@@ -289,7 +416,16 @@ extern "C" int weft_comm_set_name(weft_comm handle, const char *name) {
     return WEFT_SUCCESS;
 }
 
-extern "C" int weft_comm_get_name(weft_comm handle, char *name, size_t *resultlen) {
+extern "C" int weft_comm_set_name(weft_comm handle, const char *name) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = comm_set_name_impl(handle, name);
+    }
+    return comm_error_return(handle, rc, "weft_comm_set_name");
+}
+
+static int comm_get_name_impl(weft_comm handle, char *name, size_t *resultlen) {
     static const char fn[] = "weft_comm_get_name";
     if (int rc = runtime_check(fn)) return rc;
     comm *c = comm_get(handle);
@@ -309,4 +445,13 @@ extern "C" int weft_comm_get_name(weft_comm handle, char *name, size_t *resultle
     std::memcpy(name, text.c_str(), text.size() + 1);
     *resultlen = text.size();
     return WEFT_SUCCESS;
+}
+
+extern "C" int weft_comm_get_name(weft_comm handle, char *name, size_t *resultlen) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = comm_get_name_impl(handle, name, resultlen);
+    }
+    return comm_error_return(handle, rc, "weft_comm_get_name");
 }

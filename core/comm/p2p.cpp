@@ -56,7 +56,8 @@ __attribute__((always_inline)) inline int post_recv(comm &c, size_t li, int sour
                                                     const p2p_buffer &b, request &r, uint64_t also_ignore) {
     // A receive from a process known dead is still posted: a message it sent before dying
     // may have arrived.  Waiting for it fails it otherwise (p2p_fail_if_peer_dead).
-    if (!b.type->contiguous && b.bytes != 0) return p2p_post_recv_noncontig(c, li, source, src_idx, ctx, tag, b, r);
+    if (!b.type->contiguous && b.bytes != 0)
+        return p2p_post_recv_noncontig(c, li, source, src_idx, ctx, tag, b, r, also_ignore);
     r.op = request::kind::recv;
     r.group = &c;
     r.peer = source;

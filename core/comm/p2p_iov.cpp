@@ -111,7 +111,7 @@ int p2p_post_send_noncontig(comm &c, size_t li, int dest, int dst_idx, uint16_t 
 }
 
 int p2p_post_recv_noncontig(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag, const p2p_buffer &b,
-                            request &r) {
+                            request &r, uint64_t also_ignore) {
     r.op = request::kind::recv;
     r.group = &c;
     r.peer = source;
@@ -142,7 +142,7 @@ int p2p_post_recv_noncontig(comm &c, size_t li, int source, int src_idx, uint16_
     uint64_t bits =
         match_bits(ctx, any_index ? 0 : static_cast<uint32_t>(src_idx), any_source ? 0 : static_cast<uint32_t>(source),
                    any_tag ? 0 : static_cast<uint32_t>(tag));
-    uint64_t ignore = match_ignore(any_source, any_tag, any_index);
+    uint64_t ignore = match_ignore(any_source, any_tag, any_index) | also_ignore;
     v.enter();
     int rc;
     auto *iov = static_cast<const weft_fabric_iov_t *>(r.staging);

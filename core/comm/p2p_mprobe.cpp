@@ -12,6 +12,7 @@
 #include <new>
 
 #include "base/error.hpp"
+#include "comm/errhandler.hpp"
 #include "base/handle.hpp"
 #include "base/match.hpp"
 #include "comm/p2p_sync.hpp"
@@ -142,13 +143,22 @@ int take(const char *fn, weft_message *message, std::shared_ptr<matched_message>
 
 using namespace weft;
 
-extern "C" int weft_improbe(int source, int tag, weft_comm handle, int *flag, weft_message *message,
-                            weft_status *status) {
+static int improbe_impl(int source, int tag, weft_comm handle, int *flag, weft_message *message, weft_status *status) {
     if (flag == nullptr) return fail(WEFT_ERR_ARG, "weft_improbe: flag must not be NULL");
     return improbe("weft_improbe", source, tag, handle, flag, message, status);
 }
 
-extern "C" int weft_mprobe(int source, int tag, weft_comm handle, weft_message *message, weft_status *status) {
+extern "C" int weft_improbe(int source, int tag, weft_comm handle, int *flag, weft_message *message,
+                            weft_status *status) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = improbe_impl(source, tag, handle, flag, message, status);
+    }
+    return comm_error_return(handle, rc, "weft_improbe");
+}
+
+static int mprobe_impl(int source, int tag, weft_comm handle, weft_message *message, weft_status *status) {
     int flag = 0;
     for (unsigned polls = 1;; ++polls) {
         if (int rc = improbe("weft_mprobe", source, tag, handle, &flag, message, status)) return rc;
@@ -157,7 +167,16 @@ extern "C" int weft_mprobe(int source, int tag, weft_comm handle, weft_message *
     }
 }
 
-extern "C" int weft_mrecv(void *buf, size_t count, weft_datatype type, weft_message *message, weft_status *status) {
+extern "C" int weft_mprobe(int source, int tag, weft_comm handle, weft_message *message, weft_status *status) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = mprobe_impl(source, tag, handle, message, status);
+    }
+    return comm_error_return(handle, rc, "weft_mprobe");
+}
+
+static int mrecv_impl(void *buf, size_t count, weft_datatype type, weft_message *message, weft_status *status) {
     const datatype *t;
     if (int rc = check_buffer("weft_mrecv", buf, count, type, message, t)) return rc;
     if (*message == WEFT_MESSAGE_NO_PROC) {
@@ -195,7 +214,16 @@ extern "C" int weft_mrecv(void *buf, size_t count, weft_datatype type, weft_mess
     return rc;
 }
 
-extern "C" int weft_imrecv(void *buf, size_t count, weft_datatype type, weft_message *message, weft_request *req) {
+extern "C" int weft_mrecv(void *buf, size_t count, weft_datatype type, weft_message *message, weft_status *status) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = mrecv_impl(buf, count, type, message, status);
+    }
+    return self_error_return(rc, "weft_mrecv");
+}
+
+static int imrecv_impl(void *buf, size_t count, weft_datatype type, weft_message *message, weft_request *req) {
     const datatype *t;
     if (int rc = check_buffer("weft_imrecv", buf, count, type, message, t)) return rc;
     if (req == nullptr) return fail(WEFT_ERR_ARG, "weft_imrecv: request must not be NULL");
@@ -246,4 +274,13 @@ extern "C" int weft_imrecv(void *buf, size_t count, weft_datatype type, weft_mes
     }
     *message = WEFT_MESSAGE_NULL;
     return WEFT_SUCCESS;
+}
+
+extern "C" int weft_imrecv(void *buf, size_t count, weft_datatype type, weft_message *message, weft_request *req) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = imrecv_impl(buf, count, type, message, req);
+    }
+    return self_error_return(rc, "weft_imrecv");
 }

@@ -30,8 +30,8 @@ using namespace weft;
 
 extern "C" {
 
-WEFT_API int weft_pack(const void *inbuf, size_t incount, weft_datatype datatype, void *outbuf, size_t outsize,
-                       size_t *position, weft_comm comm) {
+static int pack_impl(const void *inbuf, size_t incount, weft_datatype datatype, void *outbuf, size_t outsize,
+                     size_t *position, weft_comm comm) {
     const char *fn = "weft_pack";
     const weft::datatype *t;
     size_t bytes;
@@ -48,8 +48,18 @@ WEFT_API int weft_pack(const void *inbuf, size_t incount, weft_datatype datatype
     return WEFT_SUCCESS;
 }
 
-WEFT_API int weft_unpack(const void *inbuf, size_t insize, size_t *position, void *outbuf, size_t outcount,
-                         weft_datatype datatype, weft_comm comm) {
+WEFT_API int weft_pack(const void *inbuf, size_t incount, weft_datatype datatype, void *outbuf, size_t outsize,
+                       size_t *position, weft_comm comm) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = pack_impl(inbuf, incount, datatype, outbuf, outsize, position, comm);
+    }
+    return comm_error_return(comm, rc, "weft_pack");
+}
+
+static int unpack_impl(const void *inbuf, size_t insize, size_t *position, void *outbuf, size_t outcount,
+                       weft_datatype datatype, weft_comm comm) {
     const char *fn = "weft_unpack";
     const weft::datatype *t;
     size_t bytes;
@@ -66,13 +76,32 @@ WEFT_API int weft_unpack(const void *inbuf, size_t insize, size_t *position, voi
     return WEFT_SUCCESS;
 }
 
-WEFT_API int weft_pack_size(size_t incount, weft_datatype datatype, weft_comm comm, size_t *size) {
+WEFT_API int weft_unpack(const void *inbuf, size_t insize, size_t *position, void *outbuf, size_t outcount,
+                         weft_datatype datatype, weft_comm comm) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = unpack_impl(inbuf, insize, position, outbuf, outcount, datatype, comm);
+    }
+    return comm_error_return(comm, rc, "weft_unpack");
+}
+
+static int pack_size_impl(size_t incount, weft_datatype datatype, weft_comm comm, size_t *size) {
     const weft::datatype *t;
     size_t bytes;
     if (int rc = check_pack("weft_pack_size", incount, datatype, comm, t, bytes)) return rc;
     if (size == nullptr) return fail(WEFT_ERR_ARG, "weft_pack_size: size is NULL");
     *size = bytes;
     return WEFT_SUCCESS;
+}
+
+WEFT_API int weft_pack_size(size_t incount, weft_datatype datatype, weft_comm comm, size_t *size) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = pack_size_impl(incount, datatype, comm, size);
+    }
+    return comm_error_return(comm, rc, "weft_pack_size");
 }
 
 }  // extern "C"

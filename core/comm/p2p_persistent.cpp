@@ -5,6 +5,7 @@
 #include <new>
 
 #include "base/error.hpp"
+#include "comm/errhandler.hpp"
 #include "comm/stream.hpp"
 #include "weft/weft.h"
 
@@ -52,27 +53,67 @@ int p2p_persistent_init(const char *fn, bool is_recv, const void *buf, size_t co
 
 using namespace weft;
 
-extern "C" int weft_send_init(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
-                              weft_request *request) {
+static int send_init_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
+                          weft_request *request) {
     return p2p_persistent_init("weft_send_init", false, buf, count, type, dest, tag, comm, 0, 0,
                                p2p_persistent_post_send, request);
 }
 
-extern "C" int weft_recv_init(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
+extern "C" int weft_send_init(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
                               weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = send_init_impl(buf, count, type, dest, tag, comm, request);
+    }
+    return comm_error_return(comm, rc, "weft_send_init");
+}
+
+static int recv_init_impl(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
+                          weft_request *request) {
     return p2p_persistent_init("weft_recv_init", true, buf, count, type, source, tag, comm, 0, 0,
                                p2p_persistent_post_recv, request);
 }
 
-extern "C" int weft_stream_send_init(const void *buf, size_t count, weft_datatype type, int dest, int tag,
-                                     weft_comm comm, int src_idx, int dst_idx, weft_request *request) {
+extern "C" int weft_recv_init(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
+                              weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = recv_init_impl(buf, count, type, source, tag, comm, request);
+    }
+    return comm_error_return(comm, rc, "weft_recv_init");
+}
+
+static int stream_send_init_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
+                                 int src_idx, int dst_idx, weft_request *request) {
     return p2p_persistent_init("weft_stream_send_init", false, buf, count, type, dest, tag, comm, src_idx, dst_idx,
                                p2p_persistent_post_send, request);
 }
 
-extern "C" int weft_stream_recv_init(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
-                                     int src_idx, int dst_idx, weft_request *request) {
+extern "C" int weft_stream_send_init(const void *buf, size_t count, weft_datatype type, int dest, int tag,
+                                     weft_comm comm, int src_idx, int dst_idx, weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = stream_send_init_impl(buf, count, type, dest, tag, comm, src_idx, dst_idx, request);
+    }
+    return comm_error_return(comm, rc, "weft_stream_send_init");
+}
+
+static int stream_recv_init_impl(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
+                                 int src_idx, int dst_idx, weft_request *request) {
     // As weft_stream_irecv: the local stream is dst_idx, the peer's src_idx.
     return p2p_persistent_init("weft_stream_recv_init", true, buf, count, type, source, tag, comm, dst_idx, src_idx,
                                p2p_persistent_post_recv, request);
+}
+
+extern "C" int weft_stream_recv_init(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
+                                     int src_idx, int dst_idx, weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = stream_recv_init_impl(buf, count, type, source, tag, comm, src_idx, dst_idx, request);
+    }
+    return comm_error_return(comm, rc, "weft_stream_recv_init");
 }

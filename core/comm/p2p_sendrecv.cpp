@@ -5,6 +5,7 @@
 #include <new>
 
 #include "base/error.hpp"
+#include "comm/errhandler.hpp"
 #include "base/match.hpp"
 #include "comm/p2p_sync.hpp"
 #include "comm/stream.hpp"
@@ -237,9 +238,9 @@ int start_sendrecv(const char *fn, sendrecv_args &x, weft_request *req) {
 
 using namespace weft;
 
-extern "C" int weft_sendrecv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
-                             void *recvbuf, size_t recvcount, weft_datatype recvtype, int source, int recvtag,
-                             weft_comm handle, weft_status *status) {
+static int sendrecv_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
+                         void *recvbuf, size_t recvcount, weft_datatype recvtype, int source, int recvtag,
+                         weft_comm handle, weft_status *status) {
     sendrecv_args x;
     if (int rc = check_both("weft_sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
                             source, recvtag, handle, x))
@@ -247,8 +248,20 @@ extern "C" int weft_sendrecv(const void *sendbuf, size_t sendcount, weft_datatyp
     return do_sendrecv("weft_sendrecv", x, status);
 }
 
-extern "C" int weft_sendrecv_replace(void *buf, size_t count, weft_datatype type, int dest, int sendtag, int source,
-                                     int recvtag, weft_comm handle, weft_status *status) {
+extern "C" int weft_sendrecv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
+                             void *recvbuf, size_t recvcount, weft_datatype recvtype, int source, int recvtag,
+                             weft_comm handle, weft_status *status) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = sendrecv_impl(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                           handle, status);
+    }
+    return comm_error_return(handle, rc, "weft_sendrecv");
+}
+
+static int sendrecv_replace_impl(void *buf, size_t count, weft_datatype type, int dest, int sendtag, int source,
+                                 int recvtag, weft_comm handle, weft_status *status) {
     sendrecv_args x;
     if (int rc = check_both("weft_sendrecv_replace", buf, count, type, dest, sendtag, buf, count, type, source, recvtag,
                             handle, x))
@@ -259,9 +272,19 @@ extern "C" int weft_sendrecv_replace(void *buf, size_t count, weft_datatype type
     return rc;
 }
 
-extern "C" int weft_isendrecv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
-                              void *recvbuf, size_t recvcount, weft_datatype recvtype, int source, int recvtag,
-                              weft_comm handle, weft_request *request) {
+extern "C" int weft_sendrecv_replace(void *buf, size_t count, weft_datatype type, int dest, int sendtag, int source,
+                                     int recvtag, weft_comm handle, weft_status *status) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = sendrecv_replace_impl(buf, count, type, dest, sendtag, source, recvtag, handle, status);
+    }
+    return comm_error_return(handle, rc, "weft_sendrecv_replace");
+}
+
+static int isendrecv_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
+                          void *recvbuf, size_t recvcount, weft_datatype recvtype, int source, int recvtag,
+                          weft_comm handle, weft_request *request) {
     sendrecv_args x;
     if (int rc = check_both("weft_isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
                             source, recvtag, handle, x))
@@ -270,8 +293,20 @@ extern "C" int weft_isendrecv(const void *sendbuf, size_t sendcount, weft_dataty
     return start_sendrecv("weft_isendrecv", x, request);
 }
 
-extern "C" int weft_isendrecv_replace(void *buf, size_t count, weft_datatype type, int dest, int sendtag, int source,
-                                      int recvtag, weft_comm handle, weft_request *request) {
+extern "C" int weft_isendrecv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
+                              void *recvbuf, size_t recvcount, weft_datatype recvtype, int source, int recvtag,
+                              weft_comm handle, weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = isendrecv_impl(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                            handle, request);
+    }
+    return comm_error_return(handle, rc, "weft_isendrecv");
+}
+
+static int isendrecv_replace_impl(void *buf, size_t count, weft_datatype type, int dest, int sendtag, int source,
+                                  int recvtag, weft_comm handle, weft_request *request) {
     sendrecv_args x;
     if (int rc = check_both("weft_isendrecv_replace", buf, count, type, dest, sendtag, buf, count, type, source,
                             recvtag, handle, x))
@@ -282,4 +317,14 @@ extern "C" int weft_isendrecv_replace(void *buf, size_t count, weft_datatype typ
     int rc = start_sendrecv("weft_isendrecv_replace", x, request);
     if (rc != WEFT_SUCCESS) std::free(x.replace_copy);
     return rc;
+}
+
+extern "C" int weft_isendrecv_replace(void *buf, size_t count, weft_datatype type, int dest, int sendtag, int source,
+                                      int recvtag, weft_comm handle, weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = isendrecv_replace_impl(buf, count, type, dest, sendtag, source, recvtag, handle, request);
+    }
+    return comm_error_return(handle, rc, "weft_isendrecv_replace");
 }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "comm/errhandler.hpp"
 #include "base/match.hpp"
 #include "comm/p2p_persistent.hpp"
 #include "comm/stream.hpp"
@@ -461,43 +462,102 @@ int p2p_persistent_post_ssend(const persistent_p2p &p, request &r) {
 
 using namespace weft;
 
-extern "C" int weft_ssend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle) {
+static int ssend_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle) {
     p2p_op op;
     if (int rc = check_p2p("weft_ssend", buf, count, type, dest, false, tag, handle, 0, 0, op)) return rc;
     return dest == WEFT_PROC_NULL ? WEFT_SUCCESS : do_ssend("weft_ssend", op, dest, tag);
 }
 
-extern "C" int weft_issend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
-                           weft_request *request) {
+extern "C" int weft_ssend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = ssend_impl(buf, count, type, dest, tag, handle);
+    }
+    return comm_error_return(handle, rc, "weft_ssend");
+}
+
+static int issend_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
+                       weft_request *request) {
     p2p_op op;
     if (int rc = check_p2p("weft_issend", buf, count, type, dest, false, tag, handle, 0, 0, op)) return rc;
     return start_ssend("weft_issend", op, dest, tag, request);
 }
 
-extern "C" int weft_stream_ssend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
-                                 int src_idx, int dst_idx) {
+extern "C" int weft_issend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
+                           weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = issend_impl(buf, count, type, dest, tag, handle, request);
+    }
+    return comm_error_return(handle, rc, "weft_issend");
+}
+
+static int stream_ssend_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
+                             int src_idx, int dst_idx) {
     p2p_op op;
     if (int rc = check_p2p("weft_stream_ssend", buf, count, type, dest, false, tag, handle, src_idx, dst_idx, op))
         return rc;
     return dest == WEFT_PROC_NULL ? WEFT_SUCCESS : do_ssend("weft_stream_ssend", op, dest, tag);
 }
 
-extern "C" int weft_stream_issend(const void *buf, size_t count, weft_datatype type, int dest, int tag,
-                                  weft_comm handle, int src_idx, int dst_idx, weft_request *request) {
+extern "C" int weft_stream_ssend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
+                                 int src_idx, int dst_idx) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = stream_ssend_impl(buf, count, type, dest, tag, handle, src_idx, dst_idx);
+    }
+    return comm_error_return(handle, rc, "weft_stream_ssend");
+}
+
+static int stream_issend_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
+                              int src_idx, int dst_idx, weft_request *request) {
     p2p_op op;
     if (int rc = check_p2p("weft_stream_issend", buf, count, type, dest, false, tag, handle, src_idx, dst_idx, op))
         return rc;
     return start_ssend("weft_stream_issend", op, dest, tag, request);
 }
 
+extern "C" int weft_stream_issend(const void *buf, size_t count, weft_datatype type, int dest, int tag,
+                                  weft_comm handle, int src_idx, int dst_idx, weft_request *request) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = stream_issend_impl(buf, count, type, dest, tag, handle, src_idx, dst_idx, request);
+    }
+    return comm_error_return(handle, rc, "weft_stream_issend");
+}
+
+static int ssend_init_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
+                           weft_request *request) {
+    return p2p_persistent_init("weft_ssend_init", false, buf, count, type, dest, tag, comm, 0, 0,
+                               p2p_persistent_post_ssend, request);
+}
+
 extern "C" int weft_ssend_init(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
                                weft_request *request) {
-    return p2p_persistent_init("weft_ssend_init", false, buf, count, type, dest, tag, comm, 0, 0,
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = ssend_init_impl(buf, count, type, dest, tag, comm, request);
+    }
+    return comm_error_return(comm, rc, "weft_ssend_init");
+}
+
+static int stream_ssend_init_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
+                                  int src_idx, int dst_idx, weft_request *request) {
+    return p2p_persistent_init("weft_stream_ssend_init", false, buf, count, type, dest, tag, comm, src_idx, dst_idx,
                                p2p_persistent_post_ssend, request);
 }
 
 extern "C" int weft_stream_ssend_init(const void *buf, size_t count, weft_datatype type, int dest, int tag,
                                       weft_comm comm, int src_idx, int dst_idx, weft_request *request) {
-    return p2p_persistent_init("weft_stream_ssend_init", false, buf, count, type, dest, tag, comm, src_idx, dst_idx,
-                               p2p_persistent_post_ssend, request);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = stream_ssend_init_impl(buf, count, type, dest, tag, comm, src_idx, dst_idx, request);
+    }
+    return comm_error_return(comm, rc, "weft_stream_ssend_init");
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "comm/errhandler.hpp"
 #include "comm/request_check.hpp"
 #include "transport/persistent.hpp"
 #include "transport/runtime.hpp"
@@ -65,7 +66,15 @@ int check_distinct(size_t count, const weft_request *requests) {
 
 using namespace weft;
 
-extern "C" int weft_start(weft_request *handle) {
+// The communicator (its pending counter) a request handle was posted on, read before the call
+// may release the request: its error handler runs for the call's errors.  nullptr for a null
+// or invalid handle (WEFT_COMM_SELF's handler then).
+static const int *request_owner(weft_request handle) {
+    request *r = handle != WEFT_REQUEST_NULL ? request_lookup(handle) : nullptr;
+    return r != nullptr ? r->comm_pending : nullptr;
+}
+
+static int start_impl(weft_request *handle) {
     if (int rc = runtime_check("weft_start")) return rc;
     if (handle == nullptr) return fail(WEFT_ERR_ARG, "weft_start: request must not be NULL");
     int rc = WEFT_SUCCESS;
@@ -73,7 +82,17 @@ extern "C" int weft_start(weft_request *handle) {
     return r != nullptr ? persistent_start(*r) : rc;
 }
 
-extern "C" int weft_startall(size_t count, weft_request requests[]) {
+extern "C" int weft_start(weft_request *handle) {
+    const int *owner = request_owner(handle != nullptr ? *handle : WEFT_REQUEST_NULL);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = start_impl(handle);
+    }
+    return request_error_return(owner, rc, "weft_start");
+}
+
+static int startall_impl(size_t count, weft_request requests[]) {
     if (int rc = runtime_check("weft_startall")) return rc;
     if (count != 0 && requests == nullptr) return fail(WEFT_ERR_ARG, "weft_startall: requests must not be NULL");
     int rc = WEFT_SUCCESS;
@@ -89,7 +108,16 @@ extern "C" int weft_startall(size_t count, weft_request requests[]) {
     return WEFT_SUCCESS;
 }
 
-extern "C" int weft_request_free(weft_request *handle) {
+extern "C" int weft_startall(size_t count, weft_request requests[]) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = startall_impl(count, requests);
+    }
+    return self_error_return(rc, "weft_startall");
+}
+
+static int request_free_impl(weft_request *handle) {
     if (int rc = runtime_check("weft_request_free")) return rc;
     if (handle == nullptr) return fail(WEFT_ERR_ARG, "weft_request_free: request must not be NULL");
     if (*handle == WEFT_REQUEST_NULL)
@@ -101,7 +129,17 @@ extern "C" int weft_request_free(weft_request *handle) {
     return WEFT_SUCCESS;
 }
 
-extern "C" int weft_request_get_status(weft_request handle, int *flag, weft_status *status) {
+extern "C" int weft_request_free(weft_request *handle) {
+    const int *owner = request_owner(handle != nullptr ? *handle : WEFT_REQUEST_NULL);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = request_free_impl(handle);
+    }
+    return request_error_return(owner, rc, "weft_request_free");
+}
+
+static int request_get_status_impl(weft_request handle, int *flag, weft_status *status) {
     if (int rc = runtime_check("weft_request_get_status")) return rc;
     if (flag == nullptr) return fail(WEFT_ERR_ARG, "weft_request_get_status: flag must not be NULL");
     if (handle == WEFT_REQUEST_NULL) {
@@ -116,7 +154,17 @@ extern "C" int weft_request_get_status(weft_request handle, int *flag, weft_stat
     return *flag ? request_peek(*r, status) : WEFT_SUCCESS;
 }
 
-extern "C" int weft_request_is_complete(weft_request handle, int *flag) {
+extern "C" int weft_request_get_status(weft_request handle, int *flag, weft_status *status) {
+    const int *owner = request_owner(handle);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = request_get_status_impl(handle, flag, status);
+    }
+    return request_error_return(owner, rc, "weft_request_get_status");
+}
+
+static int request_is_complete_impl(weft_request handle, int *flag) {
     if (int rc = runtime_check("weft_request_is_complete")) return rc;
     if (flag == nullptr) return fail(WEFT_ERR_ARG, "weft_request_is_complete: flag must not be NULL");
     if (handle == WEFT_REQUEST_NULL) {
@@ -127,4 +175,14 @@ extern "C" int weft_request_is_complete(weft_request handle, int *flag) {
     if (r == nullptr) return request_invalid("weft_request_is_complete", "request", handle);
     *flag = r->complete.load(std::memory_order_acquire);
     return WEFT_SUCCESS;
+}
+
+extern "C" int weft_request_is_complete(weft_request handle, int *flag) {
+    const int *owner = request_owner(handle);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = request_is_complete_impl(handle, flag);
+    }
+    return request_error_return(owner, rc, "weft_request_is_complete");
 }

@@ -2,6 +2,7 @@
 // Null and inactive persistent requests take no part; completed requests are retired as
 // weft_wait retires them (freed, or a persistent one left inactive with its handle).
 #include "base/error.hpp"
+#include "comm/errhandler.hpp"
 #include "comm/request_check.hpp"
 #include "transport/persistent.hpp"
 #include "transport/runtime.hpp"
@@ -93,17 +94,37 @@ int some(const char *fn, bool wait, size_t count, weft_request *requests, size_t
 
 using namespace weft;
 
+static int waitsome_impl(size_t incount, weft_request requests[], size_t *outcount, size_t indices[],
+                         weft_status statuses[]) {
+    return some("weft_waitsome", true, incount, requests, outcount, indices, statuses);
+}
+
 extern "C" int weft_waitsome(size_t incount, weft_request requests[], size_t *outcount, size_t indices[],
                              weft_status statuses[]) {
-    return some("weft_waitsome", true, incount, requests, outcount, indices, statuses);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = waitsome_impl(incount, requests, outcount, indices, statuses);
+    }
+    return self_error_return(rc, "weft_waitsome");
+}
+
+static int testsome_impl(size_t incount, weft_request requests[], size_t *outcount, size_t indices[],
+                         weft_status statuses[]) {
+    return some("weft_testsome", false, incount, requests, outcount, indices, statuses);
 }
 
 extern "C" int weft_testsome(size_t incount, weft_request requests[], size_t *outcount, size_t indices[],
                              weft_status statuses[]) {
-    return some("weft_testsome", false, incount, requests, outcount, indices, statuses);
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = testsome_impl(incount, requests, outcount, indices, statuses);
+    }
+    return self_error_return(rc, "weft_testsome");
 }
 
-extern "C" int weft_testany(size_t count, weft_request requests[], size_t *index, int *flag, weft_status *status) {
+static int testany_impl(size_t count, weft_request requests[], size_t *index, int *flag, weft_status *status) {
     if (int rc = runtime_check("weft_testany")) return rc;
     if (index == nullptr || flag == nullptr) return fail(WEFT_ERR_ARG, "weft_testany: index and flag must not be NULL");
     if (int rc = requests_check("weft_testany", count, requests)) return rc;
@@ -132,4 +153,13 @@ extern "C" int weft_testany(size_t count, weft_request requests[], size_t *index
     *flag = 0;
     *index = WEFT_UNDEFINED;
     return WEFT_SUCCESS;
+}
+
+extern "C" int weft_testany(size_t count, weft_request requests[], size_t *index, int *flag, weft_status *status) {
+    int rc;
+    {
+        errhandler_internal_scope inner;  // its own public calls run no handler
+        rc = testany_impl(count, requests, index, flag, status);
+    }
+    return self_error_return(rc, "weft_testany");
 }

@@ -176,9 +176,10 @@ int request_peek(request &r, weft_status *status) {
         size_t capacity = r.type ? r.user_count * r.type->size : r.user_count;
         bytes = r.msg_bytes < capacity ? r.msg_bytes : capacity;
         // The buffer must hold the data once the request reads as complete: unpack now, and
-        // leave request_finish nothing to unpack.
+        // leave request_finish nothing to unpack.  A receive that landed in place (an iovec:
+        // staging holds the list, type is null) has nothing to unpack.
         if (r.staging != nullptr) {
-            if (!cancelled) datatype_unpack(*r.type, r.staging, bytes, r.user_buf, r.user_count);
+            if (!cancelled && r.type != nullptr) datatype_unpack(*r.type, r.staging, bytes, r.user_buf, r.user_count);
             std::free(r.staging);
             r.staging = nullptr;
         }

@@ -117,6 +117,29 @@ TEST_F(Errhandler, InheritedThroughDupAndSplit) {
     for (weft_comm *c : {&dup, &split, &split2, &dup2}) EXPECT_EQ(weft_comm_free(c), WEFT_SUCCESS);
 }
 
+// weft_comm_create, weft_comm_create_group and weft_comm_idup give the new communicator the
+// parent's handler too (comm_derive; before, they started with WEFT_ERRORS_RETURN).
+TEST_F(Errhandler, InheritedThroughCreateCreateGroupAndIdup) {
+    ASSERT_EQ(weft_comm_set_errhandler(comm_, h_), WEFT_SUCCESS);
+    weft_group g = WEFT_GROUP_NULL;
+    ASSERT_EQ(weft_comm_group(comm_, &g), WEFT_SUCCESS);
+    weft_comm created = WEFT_COMM_NULL, grouped = WEFT_COMM_NULL, idup = WEFT_COMM_NULL;
+    ASSERT_EQ(weft_comm_create(comm_, g, &created), WEFT_SUCCESS);
+    ASSERT_EQ(weft_comm_create_group(comm_, g, 7, &grouped), WEFT_SUCCESS);
+    weft_request r = WEFT_REQUEST_NULL;
+    ASSERT_EQ(weft_comm_idup(comm_, &idup, &r), WEFT_SUCCESS);
+    ASSERT_EQ(weft_wait(&r, WEFT_STATUS_IGNORE), WEFT_SUCCESS);
+    EXPECT_EQ(handler_of(created), h_);
+    EXPECT_EQ(handler_of(grouped), h_);
+    EXPECT_EQ(handler_of(idup), h_);
+    int dummy = 0;
+    EXPECT_EQ(weft_send(&dummy, 1, WEFT_INT, world_size(), 0, idup), WEFT_ERR_RANK);
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_EQ(calls[0].comm, idup);
+    EXPECT_EQ(weft_group_free(&g), WEFT_SUCCESS);
+    for (weft_comm *c : {&created, &grouped, &idup}) EXPECT_EQ(weft_comm_free(c), WEFT_SUCCESS);
+}
+
 TEST_F(Errhandler, InheritedByStreamAndMultiplexCommunicators) {
     ASSERT_EQ(weft_comm_set_errhandler(comm_, h_), WEFT_SUCCESS);
     weft_stream s = WEFT_STREAM_NULL;
