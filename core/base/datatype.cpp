@@ -206,8 +206,7 @@ static int type_get_true_extent_impl(weft_datatype datatype, ptrdiff_t *true_lb,
 }
 
 WEFT_API int weft_type_get_true_extent(weft_datatype datatype, ptrdiff_t *true_lb, ptrdiff_t *true_extent) {
-    int rc = type_get_true_extent_impl(datatype, true_lb, true_extent);
-    return self_error_return(rc, "weft_type_get_true_extent");
+    return self_error_return(type_get_true_extent_impl(datatype, true_lb, true_extent), "weft_type_get_true_extent");
 }
 
 static int type_dup_impl(weft_datatype oldtype, weft_datatype *newtype) {
@@ -222,8 +221,7 @@ static int type_dup_impl(weft_datatype oldtype, weft_datatype *newtype) {
 }
 
 WEFT_API int weft_type_dup(weft_datatype oldtype, weft_datatype *newtype) {
-    int rc = type_dup_impl(oldtype, newtype);
-    return self_error_return(rc, "weft_type_dup");
+    return self_error_return(type_dup_impl(oldtype, newtype), "weft_type_dup");
 }
 
 }  // extern "C"

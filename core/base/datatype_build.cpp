@@ -190,8 +190,7 @@ static int type_contiguous_impl(size_t count, weft_datatype oldtype, weft_dataty
 }
 
 WEFT_API int weft_type_contiguous(size_t count, weft_datatype oldtype, weft_datatype *newtype) {
-    int rc = type_contiguous_impl(count, oldtype, newtype);
-    return self_error_return(rc, "weft_type_contiguous");
+    return self_error_return(type_contiguous_impl(count, oldtype, newtype), "weft_type_contiguous");
 }
 
 static int type_vector_impl(size_t count, size_t blocklength, ptrdiff_t stride, weft_datatype oldtype,
@@ -201,8 +200,7 @@ static int type_vector_impl(size_t count, size_t blocklength, ptrdiff_t stride, 
 
 WEFT_API int weft_type_vector(size_t count, size_t blocklength, ptrdiff_t stride, weft_datatype oldtype,
                               weft_datatype *newtype) {
-    int rc = type_vector_impl(count, blocklength, stride, oldtype, newtype);
-    return self_error_return(rc, "weft_type_vector");
+    return self_error_return(type_vector_impl(count, blocklength, stride, oldtype, newtype), "weft_type_vector");
 }
 
 static int type_create_hvector_impl(size_t count, size_t blocklength, ptrdiff_t stride, weft_datatype oldtype,
@@ -212,8 +210,8 @@ static int type_create_hvector_impl(size_t count, size_t blocklength, ptrdiff_t 
 
 WEFT_API int weft_type_create_hvector(size_t count, size_t blocklength, ptrdiff_t stride, weft_datatype oldtype,
                                       weft_datatype *newtype) {
-    int rc = type_create_hvector_impl(count, blocklength, stride, oldtype, newtype);
-    return self_error_return(rc, "weft_type_create_hvector");
+    return self_error_return(type_create_hvector_impl(count, blocklength, stride, oldtype, newtype),
+                             "weft_type_create_hvector");
 }
 
 static int type_indexed_impl(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
@@ -224,8 +222,8 @@ static int type_indexed_impl(size_t count, const size_t blocklengths[], const pt
 
 WEFT_API int weft_type_indexed(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
                                weft_datatype oldtype, weft_datatype *newtype) {
-    int rc = type_indexed_impl(count, blocklengths, displacements, oldtype, newtype);
-    return self_error_return(rc, "weft_type_indexed");
+    return self_error_return(type_indexed_impl(count, blocklengths, displacements, oldtype, newtype),
+                             "weft_type_indexed");
 }
 
 static int type_create_hindexed_impl(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
@@ -237,8 +235,8 @@ static int type_create_hindexed_impl(size_t count, const size_t blocklengths[], 
 
 WEFT_API int weft_type_create_hindexed(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
                                        weft_datatype oldtype, weft_datatype *newtype) {
-    int rc = type_create_hindexed_impl(count, blocklengths, displacements, oldtype, newtype);
-    return self_error_return(rc, "weft_type_create_hindexed");
+    return self_error_return(type_create_hindexed_impl(count, blocklengths, displacements, oldtype, newtype),
+                             "weft_type_create_hindexed");
 }
 
 static int type_create_indexed_block_impl(size_t count, size_t blocklength, const ptrdiff_t displacements[],
@@ -249,8 +247,8 @@ static int type_create_indexed_block_impl(size_t count, size_t blocklength, cons
 
 WEFT_API int weft_type_create_indexed_block(size_t count, size_t blocklength, const ptrdiff_t displacements[],
                                             weft_datatype oldtype, weft_datatype *newtype) {
-    int rc = type_create_indexed_block_impl(count, blocklength, displacements, oldtype, newtype);
-    return self_error_return(rc, "weft_type_create_indexed_block");
+    return self_error_return(type_create_indexed_block_impl(count, blocklength, displacements, oldtype, newtype),
+                             "weft_type_create_indexed_block");
 }
 
 static int type_create_hindexed_block_impl(size_t count, size_t blocklength, const ptrdiff_t displacements[],
@@ -261,8 +259,8 @@ static int type_create_hindexed_block_impl(size_t count, size_t blocklength, con
 
 WEFT_API int weft_type_create_hindexed_block(size_t count, size_t blocklength, const ptrdiff_t displacements[],
                                              weft_datatype oldtype, weft_datatype *newtype) {
-    int rc = type_create_hindexed_block_impl(count, blocklength, displacements, oldtype, newtype);
-    return self_error_return(rc, "weft_type_create_hindexed_block");
+    return self_error_return(type_create_hindexed_block_impl(count, blocklength, displacements, oldtype, newtype),
+                             "weft_type_create_hindexed_block");
 }
 
 static int type_create_struct_impl(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
@@ -285,8 +283,8 @@ static int type_create_struct_impl(size_t count, const size_t blocklengths[], co
 
 WEFT_API int weft_type_create_struct(size_t count, const size_t blocklengths[], const ptrdiff_t displacements[],
                                      const weft_datatype types[], weft_datatype *newtype) {
-    int rc = type_create_struct_impl(count, blocklengths, displacements, types, newtype);
-    return self_error_return(rc, "weft_type_create_struct");
+    return self_error_return(type_create_struct_impl(count, blocklengths, displacements, types, newtype),
+                             "weft_type_create_struct");
 }
 
 static int type_create_resized_impl(weft_datatype oldtype, ptrdiff_t lb, ptrdiff_t extent, weft_datatype *newtype) {
@@ -308,8 +306,7 @@ static int type_create_resized_impl(weft_datatype oldtype, ptrdiff_t lb, ptrdiff
 }
 
 WEFT_API int weft_type_create_resized(weft_datatype oldtype, ptrdiff_t lb, ptrdiff_t extent, weft_datatype *newtype) {
-    int rc = type_create_resized_impl(oldtype, lb, extent, newtype);
-    return self_error_return(rc, "weft_type_create_resized");
+    return self_error_return(type_create_resized_impl(oldtype, lb, extent, newtype), "weft_type_create_resized");
 }
 
 static int type_create_subarray_impl(size_t ndims, const size_t sizes[], const size_t subsizes[], const size_t starts[],
@@ -358,8 +355,8 @@ static int type_create_subarray_impl(size_t ndims, const size_t sizes[], const s
 WEFT_API int weft_type_create_subarray(size_t ndims, const size_t sizes[], const size_t subsizes[],
                                        const size_t starts[], int order, weft_datatype oldtype,
                                        weft_datatype *newtype) {
-    int rc = type_create_subarray_impl(ndims, sizes, subsizes, starts, order, oldtype, newtype);
-    return self_error_return(rc, "weft_type_create_subarray");
+    return self_error_return(type_create_subarray_impl(ndims, sizes, subsizes, starts, order, oldtype, newtype),
+                             "weft_type_create_subarray");
 }
 
 }  // extern "C"

@@ -32,8 +32,7 @@ static int reduce_local_impl(const void *inbuf, void *inoutbuf, size_t count, we
 }
 
 WEFT_API int weft_reduce_local(const void *inbuf, void *inoutbuf, size_t count, weft_datatype type, weft_op op) {
-    int rc = reduce_local_impl(inbuf, inoutbuf, count, type, op);
-    return self_error_return(rc, "weft_reduce_local");
+    return self_error_return(reduce_local_impl(inbuf, inoutbuf, count, type, op), "weft_reduce_local");
 }
 
 static int op_commutative_impl(weft_op op, int *commute) {
@@ -53,8 +52,7 @@ static int op_commutative_impl(weft_op op, int *commute) {
 }
 
 WEFT_API int weft_op_commutative(weft_op op, int *commute) {
-    int rc = op_commutative_impl(op, commute);
-    return self_error_return(rc, "weft_op_commutative");
+    return self_error_return(op_commutative_impl(op, commute), "weft_op_commutative");
 }
 
 }  // extern "C"

@@ -114,12 +114,7 @@ static int barrier_init_impl(weft_comm comm, weft_info info, weft_request *reque
 }
 
 extern "C" int weft_barrier_init(weft_comm comm, weft_info info, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = barrier_init_impl(comm, info, request);
-    }
-    return comm_error_return(comm, rc, "weft_barrier_init");
+    return comm_entry(comm, "weft_barrier_init", [&] { return barrier_init_impl(comm, info, request); });
 }
 
 static int bcast_init_impl(void *buffer, size_t count, weft_datatype datatype, int root, weft_comm comm, weft_info info,
@@ -130,12 +125,8 @@ static int bcast_init_impl(void *buffer, size_t count, weft_datatype datatype, i
 
 extern "C" int weft_bcast_init(void *buffer, size_t count, weft_datatype datatype, int root, weft_comm comm,
                                weft_info info, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = bcast_init_impl(buffer, count, datatype, root, comm, info, request);
-    }
-    return comm_error_return(comm, rc, "weft_bcast_init");
+    return comm_entry(comm, "weft_bcast_init",
+                      [&] { return bcast_init_impl(buffer, count, datatype, root, comm, info, request); });
 }
 
 static int reduce_init_impl(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
@@ -146,12 +137,9 @@ static int reduce_init_impl(const void *sendbuf, void *recvbuf, size_t count, we
 
 extern "C" int weft_reduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                                 int root, weft_comm comm, weft_info info, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = reduce_init_impl(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
-    }
-    return comm_error_return(comm, rc, "weft_reduce_init");
+    return comm_entry(comm, "weft_reduce_init", [&] {
+        return reduce_init_impl(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+    });
 }
 
 static int allreduce_init_impl(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
@@ -162,12 +150,8 @@ static int allreduce_init_impl(const void *sendbuf, void *recvbuf, size_t count,
 
 extern "C" int weft_allreduce_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                                    weft_comm comm, weft_info info, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = allreduce_init_impl(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-    }
-    return comm_error_return(comm, rc, "weft_allreduce_init");
+    return comm_entry(comm, "weft_allreduce_init",
+                      [&] { return allreduce_init_impl(sendbuf, recvbuf, count, datatype, op, comm, info, request); });
 }
 
 static int gather_init_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
@@ -181,12 +165,9 @@ static int gather_init_impl(const void *sendbuf, size_t sendcount, weft_datatype
 extern "C" int weft_gather_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                 size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_info info,
                                 weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = gather_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-    }
-    return comm_error_return(comm, rc, "weft_gather_init");
+    return comm_entry(comm, "weft_gather_init", [&] {
+        return gather_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    });
 }
 
 static int gatherv_init_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
@@ -199,13 +180,10 @@ static int gatherv_init_impl(const void *sendbuf, size_t sendcount, weft_datatyp
 extern "C" int weft_gatherv_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                  const size_t recvcounts[], const size_t displs[], weft_datatype recvtype, int root,
                                  weft_comm comm, weft_info info, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = gatherv_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info,
-                               request);
-    }
-    return comm_error_return(comm, rc, "weft_gatherv_init");
+    return comm_entry(comm, "weft_gatherv_init", [&] {
+        return gatherv_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info,
+                                 request);
+    });
 }
 
 static int scatter_init_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
@@ -219,12 +197,9 @@ static int scatter_init_impl(const void *sendbuf, size_t sendcount, weft_datatyp
 extern "C" int weft_scatter_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                  size_t recvcount, weft_datatype recvtype, int root, weft_comm comm, weft_info info,
                                  weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = scatter_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-    }
-    return comm_error_return(comm, rc, "weft_scatter_init");
+    return comm_entry(comm, "weft_scatter_init", [&] {
+        return scatter_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    });
 }
 
 static int scatterv_init_impl(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
@@ -237,13 +212,10 @@ static int scatterv_init_impl(const void *sendbuf, const size_t sendcounts[], co
 extern "C" int weft_scatterv_init(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
                                   weft_datatype sendtype, void *recvbuf, size_t recvcount, weft_datatype recvtype,
                                   int root, weft_comm comm, weft_info info, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = scatterv_init_impl(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info,
-                                request);
-    }
-    return comm_error_return(comm, rc, "weft_scatterv_init");
+    return comm_entry(comm, "weft_scatterv_init", [&] {
+        return scatterv_init_impl(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info,
+                                  request);
+    });
 }
 
 static int allgather_init_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
@@ -256,12 +228,9 @@ static int allgather_init_impl(const void *sendbuf, size_t sendcount, weft_datat
 extern "C" int weft_allgather_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                    size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_info info,
                                    weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = allgather_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-    }
-    return comm_error_return(comm, rc, "weft_allgather_init");
+    return comm_entry(comm, "weft_allgather_init", [&] {
+        return allgather_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    });
 }
 
 static int allgatherv_init_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
@@ -274,13 +243,10 @@ static int allgatherv_init_impl(const void *sendbuf, size_t sendcount, weft_data
 extern "C" int weft_allgatherv_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                     const size_t recvcounts[], const size_t displs[], weft_datatype recvtype,
                                     weft_comm comm, weft_info info, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = allgatherv_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
-                                  request);
-    }
-    return comm_error_return(comm, rc, "weft_allgatherv_init");
+    return comm_entry(comm, "weft_allgatherv_init", [&] {
+        return allgatherv_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
+                                    request);
+    });
 }
 
 static int alltoall_init_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
@@ -294,12 +260,9 @@ static int alltoall_init_impl(const void *sendbuf, size_t sendcount, weft_dataty
 extern "C" int weft_alltoall_init(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                   size_t recvcount, weft_datatype recvtype, weft_comm comm, weft_info info,
                                   weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = alltoall_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-    }
-    return comm_error_return(comm, rc, "weft_alltoall_init");
+    return comm_entry(comm, "weft_alltoall_init", [&] {
+        return alltoall_init_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    });
 }
 
 static int alltoallv_init_impl(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
@@ -314,13 +277,10 @@ extern "C" int weft_alltoallv_init(const void *sendbuf, const size_t sendcounts[
                                    weft_datatype sendtype, void *recvbuf, const size_t recvcounts[],
                                    const size_t rdispls[], weft_datatype recvtype, weft_comm comm, weft_info info,
                                    weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = alltoallv_init_impl(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-                                 info, request);
-    }
-    return comm_error_return(comm, rc, "weft_alltoallv_init");
+    return comm_entry(comm, "weft_alltoallv_init", [&] {
+        return alltoallv_init_impl(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                                   info, request);
+    });
 }
 
 static int reduce_scatter_block_init_impl(const void *sendbuf, void *recvbuf, size_t recvcount, weft_datatype datatype,
@@ -332,12 +292,9 @@ static int reduce_scatter_block_init_impl(const void *sendbuf, void *recvbuf, si
 extern "C" int weft_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, size_t recvcount,
                                               weft_datatype datatype, weft_op op, weft_comm comm, weft_info info,
                                               weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = reduce_scatter_block_init_impl(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
-    }
-    return comm_error_return(comm, rc, "weft_reduce_scatter_block_init");
+    return comm_entry(comm, "weft_reduce_scatter_block_init", [&] {
+        return reduce_scatter_block_init_impl(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+    });
 }
 
 static int scan_init_impl(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
@@ -348,12 +305,8 @@ static int scan_init_impl(const void *sendbuf, void *recvbuf, size_t count, weft
 
 extern "C" int weft_scan_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                               weft_comm comm, weft_info info, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = scan_init_impl(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-    }
-    return comm_error_return(comm, rc, "weft_scan_init");
+    return comm_entry(comm, "weft_scan_init",
+                      [&] { return scan_init_impl(sendbuf, recvbuf, count, datatype, op, comm, info, request); });
 }
 
 static int exscan_init_impl(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
@@ -364,12 +317,8 @@ static int exscan_init_impl(const void *sendbuf, void *recvbuf, size_t count, we
 
 extern "C" int weft_exscan_init(const void *sendbuf, void *recvbuf, size_t count, weft_datatype datatype, weft_op op,
                                 weft_comm comm, weft_info info, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = exscan_init_impl(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-    }
-    return comm_error_return(comm, rc, "weft_exscan_init");
+    return comm_entry(comm, "weft_exscan_init",
+                      [&] { return exscan_init_impl(sendbuf, recvbuf, count, datatype, op, comm, info, request); });
 }
 
 static int reduce_scatter_init_impl(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
@@ -382,12 +331,9 @@ static int reduce_scatter_init_impl(const void *sendbuf, void *recvbuf, const si
 extern "C" int weft_reduce_scatter_init(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
                                         weft_datatype datatype, weft_op op, weft_comm comm, weft_info info,
                                         weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = reduce_scatter_init_impl(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
-    }
-    return comm_error_return(comm, rc, "weft_reduce_scatter_init");
+    return comm_entry(comm, "weft_reduce_scatter_init", [&] {
+        return reduce_scatter_init_impl(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+    });
 }
 
 static int alltoallw_init_impl(const void *sendbuf, const size_t sendcounts[], const ptrdiff_t sdispls[],
@@ -402,11 +348,8 @@ extern "C" int weft_alltoallw_init(const void *sendbuf, const size_t sendcounts[
                                    const weft_datatype sendtypes[], void *recvbuf, const size_t recvcounts[],
                                    const ptrdiff_t rdispls[], const weft_datatype recvtypes[], weft_comm comm,
                                    weft_info info, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = alltoallw_init_impl(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-                                 info, request);
-    }
-    return comm_error_return(comm, rc, "weft_alltoallw_init");
+    return comm_entry(comm, "weft_alltoallw_init", [&] {
+        return alltoallw_init_impl(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                   comm, info, request);
+    });
 }

@@ -234,10 +234,5 @@ static int comm_idup_impl(weft_comm handle, weft_comm *newcomm, weft_request *re
 }
 
 extern "C" int weft_comm_idup(weft_comm handle, weft_comm *newcomm, weft_request *req) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = comm_idup_impl(handle, newcomm, req);
-    }
-    return comm_error_return(handle, rc, "weft_comm_idup");
+    return comm_entry(handle, "weft_comm_idup", [&] { return comm_idup_impl(handle, newcomm, req); });
 }

@@ -141,12 +141,7 @@ static int comm_create_impl(weft_comm handle, weft_group group_handle, weft_comm
 }
 
 extern "C" int weft_comm_create(weft_comm handle, weft_group group_handle, weft_comm *newcomm) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = comm_create_impl(handle, group_handle, newcomm);
-    }
-    return comm_error_return(handle, rc, "weft_comm_create");
+    return comm_entry(handle, "weft_comm_create", [&] { return comm_create_impl(handle, group_handle, newcomm); });
 }
 
 static int comm_create_group_impl(weft_comm handle, weft_group group_handle, int tag, weft_comm *newcomm) {
@@ -172,10 +167,6 @@ static int comm_create_group_impl(weft_comm handle, weft_group group_handle, int
 }
 
 extern "C" int weft_comm_create_group(weft_comm handle, weft_group group_handle, int tag, weft_comm *newcomm) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = comm_create_group_impl(handle, group_handle, tag, newcomm);
-    }
-    return comm_error_return(handle, rc, "weft_comm_create_group");
+    return comm_entry(handle, "weft_comm_create_group",
+                      [&] { return comm_create_group_impl(handle, group_handle, tag, newcomm); });
 }

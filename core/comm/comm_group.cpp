@@ -118,12 +118,7 @@ static int comm_group_impl(weft_comm handle, weft_group *newgroup) {
 }
 
 extern "C" int weft_comm_group(weft_comm handle, weft_group *newgroup) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = comm_group_impl(handle, newgroup);
-    }
-    return comm_error_return(handle, rc, "weft_comm_group");
+    return comm_entry(handle, "weft_comm_group", [&] { return comm_group_impl(handle, newgroup); });
 }
 
 static int group_size_impl(weft_group handle, int *size) {
@@ -137,12 +132,7 @@ static int group_size_impl(weft_group handle, int *size) {
 }
 
 extern "C" int weft_group_size(weft_group handle, int *size) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = group_size_impl(handle, size);
-    }
-    return self_error_return(rc, "weft_group_size");
+    return self_entry("weft_group_size", [&] { return group_size_impl(handle, size); });
 }
 
 static int group_rank_impl(weft_group handle, int *rank) {
@@ -157,12 +147,7 @@ static int group_rank_impl(weft_group handle, int *rank) {
 }
 
 extern "C" int weft_group_rank(weft_group handle, int *rank) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = group_rank_impl(handle, rank);
-    }
-    return self_error_return(rc, "weft_group_rank");
+    return self_entry("weft_group_rank", [&] { return group_rank_impl(handle, rank); });
 }
 
 static int group_incl_impl(weft_group handle, size_t n, const int ranks[], weft_group *newgroup) {
@@ -177,12 +162,7 @@ static int group_incl_impl(weft_group handle, size_t n, const int ranks[], weft_
 }
 
 extern "C" int weft_group_incl(weft_group handle, size_t n, const int ranks[], weft_group *newgroup) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = group_incl_impl(handle, n, ranks, newgroup);
-    }
-    return self_error_return(rc, "weft_group_incl");
+    return self_entry("weft_group_incl", [&] { return group_incl_impl(handle, n, ranks, newgroup); });
 }
 
 static int group_excl_impl(weft_group handle, size_t n, const int ranks[], weft_group *newgroup) {
@@ -197,12 +177,7 @@ static int group_excl_impl(weft_group handle, size_t n, const int ranks[], weft_
 }
 
 extern "C" int weft_group_excl(weft_group handle, size_t n, const int ranks[], weft_group *newgroup) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = group_excl_impl(handle, n, ranks, newgroup);
-    }
-    return self_error_return(rc, "weft_group_excl");
+    return self_entry("weft_group_excl", [&] { return group_excl_impl(handle, n, ranks, newgroup); });
 }
 
 static int group_range_incl_impl(weft_group handle, size_t n, int ranges[][3], weft_group *newgroup) {
@@ -218,12 +193,7 @@ static int group_range_incl_impl(weft_group handle, size_t n, int ranges[][3], w
 }
 
 extern "C" int weft_group_range_incl(weft_group handle, size_t n, int ranges[][3], weft_group *newgroup) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = group_range_incl_impl(handle, n, ranges, newgroup);
-    }
-    return self_error_return(rc, "weft_group_range_incl");
+    return self_entry("weft_group_range_incl", [&] { return group_range_incl_impl(handle, n, ranges, newgroup); });
 }
 
 static int group_range_excl_impl(weft_group handle, size_t n, int ranges[][3], weft_group *newgroup) {
@@ -239,12 +209,7 @@ static int group_range_excl_impl(weft_group handle, size_t n, int ranges[][3], w
 }
 
 extern "C" int weft_group_range_excl(weft_group handle, size_t n, int ranges[][3], weft_group *newgroup) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = group_range_excl_impl(handle, n, ranges, newgroup);
-    }
-    return self_error_return(rc, "weft_group_range_excl");
+    return self_entry("weft_group_range_excl", [&] { return group_range_excl_impl(handle, n, ranges, newgroup); });
 }
 
 namespace {
@@ -267,12 +232,7 @@ static int group_union_impl(weft_group group1, weft_group group2, weft_group *ne
 }
 
 extern "C" int weft_group_union(weft_group group1, weft_group group2, weft_group *newgroup) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = group_union_impl(group1, group2, newgroup);
-    }
-    return self_error_return(rc, "weft_group_union");
+    return self_entry("weft_group_union", [&] { return group_union_impl(group1, group2, newgroup); });
 }
 
 static int group_intersection_impl(weft_group group1, weft_group group2, weft_group *newgroup) {
@@ -280,12 +240,7 @@ static int group_intersection_impl(weft_group group1, weft_group group2, weft_gr
 }
 
 extern "C" int weft_group_intersection(weft_group group1, weft_group group2, weft_group *newgroup) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = group_intersection_impl(group1, group2, newgroup);
-    }
-    return self_error_return(rc, "weft_group_intersection");
+    return self_entry("weft_group_intersection", [&] { return group_intersection_impl(group1, group2, newgroup); });
 }
 
 static int group_difference_impl(weft_group group1, weft_group group2, weft_group *newgroup) {
@@ -293,12 +248,7 @@ static int group_difference_impl(weft_group group1, weft_group group2, weft_grou
 }
 
 extern "C" int weft_group_difference(weft_group group1, weft_group group2, weft_group *newgroup) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = group_difference_impl(group1, group2, newgroup);
-    }
-    return self_error_return(rc, "weft_group_difference");
+    return self_entry("weft_group_difference", [&] { return group_difference_impl(group1, group2, newgroup); });
 }
 
 static int group_translate_ranks_impl(weft_group group1, size_t n, const int ranks1[], weft_group group2,
@@ -329,12 +279,8 @@ static int group_translate_ranks_impl(weft_group group1, size_t n, const int ran
 
 extern "C" int weft_group_translate_ranks(weft_group group1, size_t n, const int ranks1[], weft_group group2,
                                           int ranks2[]) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = group_translate_ranks_impl(group1, n, ranks1, group2, ranks2);
-    }
-    return self_error_return(rc, "weft_group_translate_ranks");
+    return self_entry("weft_group_translate_ranks",
+                      [&] { return group_translate_ranks_impl(group1, n, ranks1, group2, ranks2); });
 }
 
 static int group_compare_impl(weft_group group1, weft_group group2, int *result) {
@@ -349,12 +295,7 @@ static int group_compare_impl(weft_group group1, weft_group group2, int *result)
 }
 
 extern "C" int weft_group_compare(weft_group group1, weft_group group2, int *result) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = group_compare_impl(group1, group2, result);
-    }
-    return self_error_return(rc, "weft_group_compare");
+    return self_entry("weft_group_compare", [&] { return group_compare_impl(group1, group2, result); });
 }
 
 static int group_free_impl(weft_group *handle) {
@@ -371,12 +312,7 @@ static int group_free_impl(weft_group *handle) {
 }
 
 extern "C" int weft_group_free(weft_group *handle) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = group_free_impl(handle);
-    }
-    return self_error_return(rc, "weft_group_free");
+    return self_entry("weft_group_free", [&] { return group_free_impl(handle); });
 }
 
 static int comm_compare_impl(weft_comm comm1, weft_comm comm2, int *result) {
@@ -396,12 +332,7 @@ static int comm_compare_impl(weft_comm comm1, weft_comm comm2, int *result) {
 }
 
 extern "C" int weft_comm_compare(weft_comm comm1, weft_comm comm2, int *result) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = comm_compare_impl(comm1, comm2, result);
-    }
-    return comm_error_return(comm1, rc, "weft_comm_compare");
+    return comm_entry(comm1, "weft_comm_compare", [&] { return comm_compare_impl(comm1, comm2, result); });
 }
 
 static int comm_set_name_impl(weft_comm handle, const char *name) {
@@ -417,12 +348,7 @@ static int comm_set_name_impl(weft_comm handle, const char *name) {
 }
 
 extern "C" int weft_comm_set_name(weft_comm handle, const char *name) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = comm_set_name_impl(handle, name);
-    }
-    return comm_error_return(handle, rc, "weft_comm_set_name");
+    return comm_entry(handle, "weft_comm_set_name", [&] { return comm_set_name_impl(handle, name); });
 }
 
 static int comm_get_name_impl(weft_comm handle, char *name, size_t *resultlen) {
@@ -448,10 +374,5 @@ static int comm_get_name_impl(weft_comm handle, char *name, size_t *resultlen) {
 }
 
 extern "C" int weft_comm_get_name(weft_comm handle, char *name, size_t *resultlen) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = comm_get_name_impl(handle, name, resultlen);
-    }
-    return comm_error_return(handle, rc, "weft_comm_get_name");
+    return comm_entry(handle, "weft_comm_get_name", [&] { return comm_get_name_impl(handle, name, resultlen); });
 }

@@ -105,4 +105,38 @@ class errhandler_internal_scope {
     errhandler_internal_scope &operator=(const errhandler_internal_scope &) = delete;
 };
 
+// An entry point whose body (impl, returning a code) may call public entry points: runs it in
+// an errhandler_internal_scope, then returns through comm's handler, the request owner's or
+// WEFT_COMM_SELF's.  The entry points of the calls added with issue 22 are written this way:
+//     extern "C" int weft_x(weft_comm comm, ...) {
+//         return comm_entry(comm, "weft_x", [&] { return x_impl(comm, ...); });
+//     }
+template <class Impl>
+int comm_entry(weft_comm comm, const char *fn, Impl &&impl) {
+    int rc;
+    {
+        errhandler_internal_scope inner;
+        rc = impl();
+    }
+    return comm_error_return(comm, rc, fn);
+}
+template <class Impl>
+int request_entry(const int *owner, const char *fn, Impl &&impl) {
+    int rc;
+    {
+        errhandler_internal_scope inner;
+        rc = impl();
+    }
+    return request_error_return(owner, rc, fn);
+}
+template <class Impl>
+int self_entry(const char *fn, Impl &&impl) {
+    int rc;
+    {
+        errhandler_internal_scope inner;
+        rc = impl();
+    }
+    return self_error_return(rc, fn);
+}
+
 }  // namespace weft

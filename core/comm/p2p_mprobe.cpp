@@ -150,12 +150,7 @@ static int improbe_impl(int source, int tag, weft_comm handle, int *flag, weft_m
 
 extern "C" int weft_improbe(int source, int tag, weft_comm handle, int *flag, weft_message *message,
                             weft_status *status) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = improbe_impl(source, tag, handle, flag, message, status);
-    }
-    return comm_error_return(handle, rc, "weft_improbe");
+    return comm_entry(handle, "weft_improbe", [&] { return improbe_impl(source, tag, handle, flag, message, status); });
 }
 
 static int mprobe_impl(int source, int tag, weft_comm handle, weft_message *message, weft_status *status) {
@@ -168,12 +163,7 @@ static int mprobe_impl(int source, int tag, weft_comm handle, weft_message *mess
 }
 
 extern "C" int weft_mprobe(int source, int tag, weft_comm handle, weft_message *message, weft_status *status) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = mprobe_impl(source, tag, handle, message, status);
-    }
-    return comm_error_return(handle, rc, "weft_mprobe");
+    return comm_entry(handle, "weft_mprobe", [&] { return mprobe_impl(source, tag, handle, message, status); });
 }
 
 static int mrecv_impl(void *buf, size_t count, weft_datatype type, weft_message *message, weft_status *status) {
@@ -215,12 +205,7 @@ static int mrecv_impl(void *buf, size_t count, weft_datatype type, weft_message 
 }
 
 extern "C" int weft_mrecv(void *buf, size_t count, weft_datatype type, weft_message *message, weft_status *status) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = mrecv_impl(buf, count, type, message, status);
-    }
-    return self_error_return(rc, "weft_mrecv");
+    return self_entry("weft_mrecv", [&] { return mrecv_impl(buf, count, type, message, status); });
 }
 
 static int imrecv_impl(void *buf, size_t count, weft_datatype type, weft_message *message, weft_request *req) {
@@ -277,10 +262,5 @@ static int imrecv_impl(void *buf, size_t count, weft_datatype type, weft_message
 }
 
 extern "C" int weft_imrecv(void *buf, size_t count, weft_datatype type, weft_message *message, weft_request *req) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = imrecv_impl(buf, count, type, message, req);
-    }
-    return self_error_return(rc, "weft_imrecv");
+    return self_entry("weft_imrecv", [&] { return imrecv_impl(buf, count, type, message, req); });
 }

@@ -50,12 +50,8 @@ static int pack_impl(const void *inbuf, size_t incount, weft_datatype datatype, 
 
 WEFT_API int weft_pack(const void *inbuf, size_t incount, weft_datatype datatype, void *outbuf, size_t outsize,
                        size_t *position, weft_comm comm) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = pack_impl(inbuf, incount, datatype, outbuf, outsize, position, comm);
-    }
-    return comm_error_return(comm, rc, "weft_pack");
+    return comm_entry(comm, "weft_pack",
+                      [&] { return pack_impl(inbuf, incount, datatype, outbuf, outsize, position, comm); });
 }
 
 static int unpack_impl(const void *inbuf, size_t insize, size_t *position, void *outbuf, size_t outcount,
@@ -78,12 +74,8 @@ static int unpack_impl(const void *inbuf, size_t insize, size_t *position, void 
 
 WEFT_API int weft_unpack(const void *inbuf, size_t insize, size_t *position, void *outbuf, size_t outcount,
                          weft_datatype datatype, weft_comm comm) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = unpack_impl(inbuf, insize, position, outbuf, outcount, datatype, comm);
-    }
-    return comm_error_return(comm, rc, "weft_unpack");
+    return comm_entry(comm, "weft_unpack",
+                      [&] { return unpack_impl(inbuf, insize, position, outbuf, outcount, datatype, comm); });
 }
 
 static int pack_size_impl(size_t incount, weft_datatype datatype, weft_comm comm, size_t *size) {
@@ -96,12 +88,7 @@ static int pack_size_impl(size_t incount, weft_datatype datatype, weft_comm comm
 }
 
 WEFT_API int weft_pack_size(size_t incount, weft_datatype datatype, weft_comm comm, size_t *size) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = pack_size_impl(incount, datatype, comm, size);
-    }
-    return comm_error_return(comm, rc, "weft_pack_size");
+    return comm_entry(comm, "weft_pack_size", [&] { return pack_size_impl(incount, datatype, comm, size); });
 }
 
 }  // extern "C"

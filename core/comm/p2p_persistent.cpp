@@ -61,12 +61,8 @@ static int send_init_impl(const void *buf, size_t count, weft_datatype type, int
 
 extern "C" int weft_send_init(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
                               weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = send_init_impl(buf, count, type, dest, tag, comm, request);
-    }
-    return comm_error_return(comm, rc, "weft_send_init");
+    return comm_entry(comm, "weft_send_init",
+                      [&] { return send_init_impl(buf, count, type, dest, tag, comm, request); });
 }
 
 static int recv_init_impl(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
@@ -77,12 +73,8 @@ static int recv_init_impl(void *buf, size_t count, weft_datatype type, int sourc
 
 extern "C" int weft_recv_init(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
                               weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = recv_init_impl(buf, count, type, source, tag, comm, request);
-    }
-    return comm_error_return(comm, rc, "weft_recv_init");
+    return comm_entry(comm, "weft_recv_init",
+                      [&] { return recv_init_impl(buf, count, type, source, tag, comm, request); });
 }
 
 static int stream_send_init_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
@@ -93,12 +85,9 @@ static int stream_send_init_impl(const void *buf, size_t count, weft_datatype ty
 
 extern "C" int weft_stream_send_init(const void *buf, size_t count, weft_datatype type, int dest, int tag,
                                      weft_comm comm, int src_idx, int dst_idx, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = stream_send_init_impl(buf, count, type, dest, tag, comm, src_idx, dst_idx, request);
-    }
-    return comm_error_return(comm, rc, "weft_stream_send_init");
+    return comm_entry(comm, "weft_stream_send_init", [&] {
+        return stream_send_init_impl(buf, count, type, dest, tag, comm, src_idx, dst_idx, request);
+    });
 }
 
 static int stream_recv_init_impl(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
@@ -110,10 +99,7 @@ static int stream_recv_init_impl(void *buf, size_t count, weft_datatype type, in
 
 extern "C" int weft_stream_recv_init(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
                                      int src_idx, int dst_idx, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = stream_recv_init_impl(buf, count, type, source, tag, comm, src_idx, dst_idx, request);
-    }
-    return comm_error_return(comm, rc, "weft_stream_recv_init");
+    return comm_entry(comm, "weft_stream_recv_init", [&] {
+        return stream_recv_init_impl(buf, count, type, source, tag, comm, src_idx, dst_idx, request);
+    });
 }

@@ -251,13 +251,10 @@ static int sendrecv_impl(const void *sendbuf, size_t sendcount, weft_datatype se
 extern "C" int weft_sendrecv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
                              void *recvbuf, size_t recvcount, weft_datatype recvtype, int source, int recvtag,
                              weft_comm handle, weft_status *status) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = sendrecv_impl(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
-                           handle, status);
-    }
-    return comm_error_return(handle, rc, "weft_sendrecv");
+    return comm_entry(handle, "weft_sendrecv", [&] {
+        return sendrecv_impl(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                             handle, status);
+    });
 }
 
 static int sendrecv_replace_impl(void *buf, size_t count, weft_datatype type, int dest, int sendtag, int source,
@@ -274,12 +271,9 @@ static int sendrecv_replace_impl(void *buf, size_t count, weft_datatype type, in
 
 extern "C" int weft_sendrecv_replace(void *buf, size_t count, weft_datatype type, int dest, int sendtag, int source,
                                      int recvtag, weft_comm handle, weft_status *status) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = sendrecv_replace_impl(buf, count, type, dest, sendtag, source, recvtag, handle, status);
-    }
-    return comm_error_return(handle, rc, "weft_sendrecv_replace");
+    return comm_entry(handle, "weft_sendrecv_replace", [&] {
+        return sendrecv_replace_impl(buf, count, type, dest, sendtag, source, recvtag, handle, status);
+    });
 }
 
 static int isendrecv_impl(const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
@@ -296,13 +290,10 @@ static int isendrecv_impl(const void *sendbuf, size_t sendcount, weft_datatype s
 extern "C" int weft_isendrecv(const void *sendbuf, size_t sendcount, weft_datatype sendtype, int dest, int sendtag,
                               void *recvbuf, size_t recvcount, weft_datatype recvtype, int source, int recvtag,
                               weft_comm handle, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = isendrecv_impl(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
-                            handle, request);
-    }
-    return comm_error_return(handle, rc, "weft_isendrecv");
+    return comm_entry(handle, "weft_isendrecv", [&] {
+        return isendrecv_impl(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                              recvtag, handle, request);
+    });
 }
 
 static int isendrecv_replace_impl(void *buf, size_t count, weft_datatype type, int dest, int sendtag, int source,
@@ -321,10 +312,7 @@ static int isendrecv_replace_impl(void *buf, size_t count, weft_datatype type, i
 
 extern "C" int weft_isendrecv_replace(void *buf, size_t count, weft_datatype type, int dest, int sendtag, int source,
                                       int recvtag, weft_comm handle, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = isendrecv_replace_impl(buf, count, type, dest, sendtag, source, recvtag, handle, request);
-    }
-    return comm_error_return(handle, rc, "weft_isendrecv_replace");
+    return comm_entry(handle, "weft_isendrecv_replace", [&] {
+        return isendrecv_replace_impl(buf, count, type, dest, sendtag, source, recvtag, handle, request);
+    });
 }

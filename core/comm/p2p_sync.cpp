@@ -469,12 +469,7 @@ static int ssend_impl(const void *buf, size_t count, weft_datatype type, int des
 }
 
 extern "C" int weft_ssend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = ssend_impl(buf, count, type, dest, tag, handle);
-    }
-    return comm_error_return(handle, rc, "weft_ssend");
+    return comm_entry(handle, "weft_ssend", [&] { return ssend_impl(buf, count, type, dest, tag, handle); });
 }
 
 static int issend_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
@@ -486,12 +481,7 @@ static int issend_impl(const void *buf, size_t count, weft_datatype type, int de
 
 extern "C" int weft_issend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
                            weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = issend_impl(buf, count, type, dest, tag, handle, request);
-    }
-    return comm_error_return(handle, rc, "weft_issend");
+    return comm_entry(handle, "weft_issend", [&] { return issend_impl(buf, count, type, dest, tag, handle, request); });
 }
 
 static int stream_ssend_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
@@ -504,12 +494,8 @@ static int stream_ssend_impl(const void *buf, size_t count, weft_datatype type, 
 
 extern "C" int weft_stream_ssend(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
                                  int src_idx, int dst_idx) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = stream_ssend_impl(buf, count, type, dest, tag, handle, src_idx, dst_idx);
-    }
-    return comm_error_return(handle, rc, "weft_stream_ssend");
+    return comm_entry(handle, "weft_stream_ssend",
+                      [&] { return stream_ssend_impl(buf, count, type, dest, tag, handle, src_idx, dst_idx); });
 }
 
 static int stream_issend_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm handle,
@@ -522,12 +508,9 @@ static int stream_issend_impl(const void *buf, size_t count, weft_datatype type,
 
 extern "C" int weft_stream_issend(const void *buf, size_t count, weft_datatype type, int dest, int tag,
                                   weft_comm handle, int src_idx, int dst_idx, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = stream_issend_impl(buf, count, type, dest, tag, handle, src_idx, dst_idx, request);
-    }
-    return comm_error_return(handle, rc, "weft_stream_issend");
+    return comm_entry(handle, "weft_stream_issend", [&] {
+        return stream_issend_impl(buf, count, type, dest, tag, handle, src_idx, dst_idx, request);
+    });
 }
 
 static int ssend_init_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
@@ -538,12 +521,8 @@ static int ssend_init_impl(const void *buf, size_t count, weft_datatype type, in
 
 extern "C" int weft_ssend_init(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
                                weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = ssend_init_impl(buf, count, type, dest, tag, comm, request);
-    }
-    return comm_error_return(comm, rc, "weft_ssend_init");
+    return comm_entry(comm, "weft_ssend_init",
+                      [&] { return ssend_init_impl(buf, count, type, dest, tag, comm, request); });
 }
 
 static int stream_ssend_init_impl(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
@@ -554,10 +533,7 @@ static int stream_ssend_init_impl(const void *buf, size_t count, weft_datatype t
 
 extern "C" int weft_stream_ssend_init(const void *buf, size_t count, weft_datatype type, int dest, int tag,
                                       weft_comm comm, int src_idx, int dst_idx, weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = stream_ssend_init_impl(buf, count, type, dest, tag, comm, src_idx, dst_idx, request);
-    }
-    return comm_error_return(comm, rc, "weft_stream_ssend_init");
+    return comm_entry(comm, "weft_stream_ssend_init", [&] {
+        return stream_ssend_init_impl(buf, count, type, dest, tag, comm, src_idx, dst_idx, request);
+    });
 }

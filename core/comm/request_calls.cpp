@@ -83,13 +83,8 @@ static int start_impl(weft_request *handle) {
 }
 
 extern "C" int weft_start(weft_request *handle) {
-    const int *owner = request_owner(handle != nullptr ? *handle : WEFT_REQUEST_NULL);
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = start_impl(handle);
-    }
-    return request_error_return(owner, rc, "weft_start");
+    return request_entry(request_owner(handle != nullptr ? *handle : WEFT_REQUEST_NULL), "weft_start",
+                         [&] { return start_impl(handle); });
 }
 
 static int startall_impl(size_t count, weft_request requests[]) {
@@ -109,12 +104,7 @@ static int startall_impl(size_t count, weft_request requests[]) {
 }
 
 extern "C" int weft_startall(size_t count, weft_request requests[]) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = startall_impl(count, requests);
-    }
-    return self_error_return(rc, "weft_startall");
+    return self_entry("weft_startall", [&] { return startall_impl(count, requests); });
 }
 
 static int request_free_impl(weft_request *handle) {
@@ -130,13 +120,8 @@ static int request_free_impl(weft_request *handle) {
 }
 
 extern "C" int weft_request_free(weft_request *handle) {
-    const int *owner = request_owner(handle != nullptr ? *handle : WEFT_REQUEST_NULL);
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = request_free_impl(handle);
-    }
-    return request_error_return(owner, rc, "weft_request_free");
+    return request_entry(request_owner(handle != nullptr ? *handle : WEFT_REQUEST_NULL), "weft_request_free",
+                         [&] { return request_free_impl(handle); });
 }
 
 static int request_get_status_impl(weft_request handle, int *flag, weft_status *status) {
@@ -155,13 +140,8 @@ static int request_get_status_impl(weft_request handle, int *flag, weft_status *
 }
 
 extern "C" int weft_request_get_status(weft_request handle, int *flag, weft_status *status) {
-    const int *owner = request_owner(handle);
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = request_get_status_impl(handle, flag, status);
-    }
-    return request_error_return(owner, rc, "weft_request_get_status");
+    return request_entry(request_owner(handle), "weft_request_get_status",
+                         [&] { return request_get_status_impl(handle, flag, status); });
 }
 
 static int request_is_complete_impl(weft_request handle, int *flag) {
@@ -178,11 +158,6 @@ static int request_is_complete_impl(weft_request handle, int *flag) {
 }
 
 extern "C" int weft_request_is_complete(weft_request handle, int *flag) {
-    const int *owner = request_owner(handle);
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = request_is_complete_impl(handle, flag);
-    }
-    return request_error_return(owner, rc, "weft_request_is_complete");
+    return request_entry(request_owner(handle), "weft_request_is_complete",
+                         [&] { return request_is_complete_impl(handle, flag); });
 }

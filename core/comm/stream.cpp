@@ -169,12 +169,7 @@ int stream_create_impl(weft_info info, weft_stream *out) {
 }  // namespace
 
 extern "C" int weft_stream_create(weft_info info, weft_stream *out) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = stream_create_impl(info, out);
-    }
-    return self_error_return(rc, "weft_stream_create");
+    return self_entry("weft_stream_create", [&] { return stream_create_impl(info, out); });
 }
 
 namespace {
@@ -201,12 +196,7 @@ int stream_free_impl(weft_stream *handle) {
 }  // namespace
 
 extern "C" int weft_stream_free(weft_stream *handle) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = stream_free_impl(handle);
-    }
-    return self_error_return(rc, "weft_stream_free");
+    return self_entry("weft_stream_free", [&] { return stream_free_impl(handle); });
 }
 
 namespace {
@@ -222,12 +212,7 @@ int stream_progress_impl(weft_stream handle) {
 }  // namespace
 
 extern "C" int weft_stream_progress(weft_stream handle) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = stream_progress_impl(handle);
-    }
-    return self_error_return(rc, "weft_stream_progress");
+    return self_entry("weft_stream_progress", [&] { return stream_progress_impl(handle); });
 }
 
 namespace {
@@ -254,12 +239,7 @@ int start_progress_thread_impl(weft_stream handle) {
 }  // namespace
 
 extern "C" int weft_start_progress_thread(weft_stream handle) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = start_progress_thread_impl(handle);
-    }
-    return self_error_return(rc, "weft_start_progress_thread");
+    return self_entry("weft_start_progress_thread", [&] { return start_progress_thread_impl(handle); });
 }
 
 namespace {
@@ -274,10 +254,5 @@ int stop_progress_thread_impl(weft_stream handle) {
 }  // namespace
 
 extern "C" int weft_stop_progress_thread(weft_stream handle) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = stop_progress_thread_impl(handle);
-    }
-    return self_error_return(rc, "weft_stop_progress_thread");
+    return self_entry("weft_stop_progress_thread", [&] { return stop_progress_thread_impl(handle); });
 }

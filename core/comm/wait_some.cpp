@@ -101,12 +101,7 @@ static int waitsome_impl(size_t incount, weft_request requests[], size_t *outcou
 
 extern "C" int weft_waitsome(size_t incount, weft_request requests[], size_t *outcount, size_t indices[],
                              weft_status statuses[]) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = waitsome_impl(incount, requests, outcount, indices, statuses);
-    }
-    return self_error_return(rc, "weft_waitsome");
+    return self_entry("weft_waitsome", [&] { return waitsome_impl(incount, requests, outcount, indices, statuses); });
 }
 
 static int testsome_impl(size_t incount, weft_request requests[], size_t *outcount, size_t indices[],
@@ -116,12 +111,7 @@ static int testsome_impl(size_t incount, weft_request requests[], size_t *outcou
 
 extern "C" int weft_testsome(size_t incount, weft_request requests[], size_t *outcount, size_t indices[],
                              weft_status statuses[]) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = testsome_impl(incount, requests, outcount, indices, statuses);
-    }
-    return self_error_return(rc, "weft_testsome");
+    return self_entry("weft_testsome", [&] { return testsome_impl(incount, requests, outcount, indices, statuses); });
 }
 
 static int testany_impl(size_t count, weft_request requests[], size_t *index, int *flag, weft_status *status) {
@@ -156,10 +146,5 @@ static int testany_impl(size_t count, weft_request requests[], size_t *index, in
 }
 
 extern "C" int weft_testany(size_t count, weft_request requests[], size_t *index, int *flag, weft_status *status) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = testany_impl(count, requests, index, flag, status);
-    }
-    return self_error_return(rc, "weft_testany");
+    return self_entry("weft_testany", [&] { return testany_impl(count, requests, index, flag, status); });
 }

@@ -285,12 +285,7 @@ int send_enqueue_impl(const void *buf, size_t count, weft_datatype type, int des
 }  // namespace
 
 extern "C" int weft_send_enqueue(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = send_enqueue_impl(buf, count, type, dest, tag, comm);
-    }
-    return comm_error_return(comm, rc, "weft_send_enqueue");
+    return comm_entry(comm, "weft_send_enqueue", [&] { return send_enqueue_impl(buf, count, type, dest, tag, comm); });
 }
 
 namespace {
@@ -303,12 +298,8 @@ int isend_enqueue_impl(const void *buf, size_t count, weft_datatype type, int de
 
 extern "C" int weft_isend_enqueue(const void *buf, size_t count, weft_datatype type, int dest, int tag, weft_comm comm,
                                   weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = isend_enqueue_impl(buf, count, type, dest, tag, comm, request);
-    }
-    return comm_error_return(comm, rc, "weft_isend_enqueue");
+    return comm_entry(comm, "weft_isend_enqueue",
+                      [&] { return isend_enqueue_impl(buf, count, type, dest, tag, comm, request); });
 }
 
 namespace {
@@ -320,12 +311,8 @@ int recv_enqueue_impl(void *buf, size_t count, weft_datatype type, int source, i
 
 extern "C" int weft_recv_enqueue(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
                                  weft_status *status) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = recv_enqueue_impl(buf, count, type, source, tag, comm, status);
-    }
-    return comm_error_return(comm, rc, "weft_recv_enqueue");
+    return comm_entry(comm, "weft_recv_enqueue",
+                      [&] { return recv_enqueue_impl(buf, count, type, source, tag, comm, status); });
 }
 
 namespace {
@@ -338,12 +325,8 @@ int irecv_enqueue_impl(void *buf, size_t count, weft_datatype type, int source, 
 
 extern "C" int weft_irecv_enqueue(void *buf, size_t count, weft_datatype type, int source, int tag, weft_comm comm,
                                   weft_request *request) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = irecv_enqueue_impl(buf, count, type, source, tag, comm, request);
-    }
-    return comm_error_return(comm, rc, "weft_irecv_enqueue");
+    return comm_entry(comm, "weft_irecv_enqueue",
+                      [&] { return irecv_enqueue_impl(buf, count, type, source, tag, comm, request); });
 }
 
 namespace {
@@ -397,12 +380,7 @@ int waitall_enqueue_impl(size_t count, weft_request reqs[], weft_status statuses
 }  // namespace
 
 extern "C" int weft_waitall_enqueue(size_t count, weft_request reqs[], weft_status statuses[]) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = waitall_enqueue_impl(count, reqs, statuses);
-    }
-    return self_error_return(rc, "weft_waitall_enqueue");
+    return self_entry("weft_waitall_enqueue", [&] { return waitall_enqueue_impl(count, reqs, statuses); });
 }
 
 namespace {
@@ -414,12 +392,7 @@ int wait_enqueue_impl(weft_request *request, weft_status *status) {
 }  // namespace
 
 extern "C" int weft_wait_enqueue(weft_request *request, weft_status *status) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = wait_enqueue_impl(request, status);
-    }
-    return self_error_return(rc, "weft_wait_enqueue");
+    return self_entry("weft_wait_enqueue", [&] { return wait_enqueue_impl(request, status); });
 }
 
 namespace {
@@ -442,12 +415,8 @@ int allreduce_enqueue_impl(const void *sendbuf, void *recvbuf, size_t count, wef
 
 extern "C" int weft_allreduce_enqueue(const void *sendbuf, void *recvbuf, size_t count, weft_datatype type, weft_op op_,
                                       weft_comm comm) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = allreduce_enqueue_impl(sendbuf, recvbuf, count, type, op_, comm);
-    }
-    return comm_error_return(comm, rc, "weft_allreduce_enqueue");
+    return comm_entry(comm, "weft_allreduce_enqueue",
+                      [&] { return allreduce_enqueue_impl(sendbuf, recvbuf, count, type, op_, comm); });
 }
 
 namespace {
@@ -477,12 +446,7 @@ int bcast_enqueue_impl(void *buffer, size_t count, weft_datatype type, int root,
 }  // namespace
 
 extern "C" int weft_bcast_enqueue(void *buffer, size_t count, weft_datatype type, int root, weft_comm comm) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = bcast_enqueue_impl(buffer, count, type, root, comm);
-    }
-    return comm_error_return(comm, rc, "weft_bcast_enqueue");
+    return comm_entry(comm, "weft_bcast_enqueue", [&] { return bcast_enqueue_impl(buffer, count, type, root, comm); });
 }
 
 namespace {
@@ -498,12 +462,7 @@ int barrier_enqueue_impl(weft_comm comm) {
 }  // namespace
 
 extern "C" int weft_barrier_enqueue(weft_comm comm) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = barrier_enqueue_impl(comm);
-    }
-    return comm_error_return(comm, rc, "weft_barrier_enqueue");
+    return comm_entry(comm, "weft_barrier_enqueue", [&] { return barrier_enqueue_impl(comm); });
 }
 
 namespace {
@@ -532,10 +491,7 @@ int allgather_enqueue_impl(const void *sendbuf, size_t sendcount, weft_datatype 
 
 extern "C" int weft_allgather_enqueue(const void *sendbuf, size_t sendcount, weft_datatype sendtype, void *recvbuf,
                                       size_t recvcount, weft_datatype recvtype, weft_comm comm) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = allgather_enqueue_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    }
-    return comm_error_return(comm, rc, "weft_allgather_enqueue");
+    return comm_entry(comm, "weft_allgather_enqueue", [&] {
+        return allgather_enqueue_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    });
 }

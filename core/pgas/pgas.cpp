@@ -497,12 +497,7 @@ int pgas_create_impl(weft_comm handle, size_t segment_size, weft_info info, weft
 }  // namespace
 
 extern "C" int weft_pgas_create(weft_comm handle, size_t segment_size, weft_info info, weft_pgas *out) {
-    int rc;
-    {
-        errhandler_internal_scope inner;  // its own public calls run no handler
-        rc = pgas_create_impl(handle, segment_size, info, out);
-    }
-    return comm_error_return(handle, rc, "weft_pgas_create");
+    return comm_entry(handle, "weft_pgas_create", [&] { return pgas_create_impl(handle, segment_size, info, out); });
 }
 
 namespace {
