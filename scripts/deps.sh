@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
   cmake g++ make pkg-config git             # toolchain
-  libgtest-dev                              # tests
+  libgtest-dev libbenchmark-dev             # tests; Google Benchmark for bench/ (weft-bench-persistent)
   clang libclang-rt-14-dev                  # libFuzzer targets (tests/fuzz, scripts/fuzz.sh)
   clang-format                              # scripts/check-format.sh (.clang-format)
   libucx-dev ucx-utils                      # UCX fabric plugin, ucx_perftest for bench/compare-ucx.sh

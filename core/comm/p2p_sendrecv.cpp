@@ -22,23 +22,6 @@ struct sendrecv_args {
     void *replace_copy = nullptr;  // _replace: the packed copy of what is sent (owned)
 };
 
-int conflict(const char *fn) {
-    return fail(WEFT_ERR_STREAM, "%s: another thread is using the same stream; a stream is a serial context", fn);
-}
-
-// The send's data: a contiguous buffer as it is, a derived datatype packed into r.staging.
-int send_data(request &r, const p2p_buffer &b, const void *&data) {
-    data = b.buf;
-    r.staging = nullptr;
-    if (b.type->contiguous || b.bytes == 0) return WEFT_SUCCESS;
-    r.staging = std::malloc(b.bytes);
-    if (r.staging == nullptr)
-        return fail(WEFT_ERR_NO_MEM, "sendrecv: cannot allocate %zu bytes to pack a derived datatype", b.bytes);
-    datatype_pack(*b.type, b.buf, b.count, r.staging);
-    data = r.staging;
-    return WEFT_SUCCESS;
-}
-
 // Where the receive lands: the user's buffer, or r.staging for a derived datatype (unpacked at
 // finish).  Fills the fields request_finish reads.
 int recv_data(request &r, const p2p_buffer &b, void *&data) {
@@ -80,7 +63,7 @@ int post_both_held(sendrecv_args &x, request *q, request *s, bool *q_posted) {
     }
     if (s == nullptr) return WEFT_SUCCESS;
     const void *data;
-    int rc = send_data(*s, x.send.b, data);
+    int rc = p2p_pack_send(*s, x.send.b, data);
     if (rc == WEFT_SUCCESS) {
         uint64_t bits = match_bits(c.context_id, 0, static_cast<uint32_t>(c.rank), static_cast<uint32_t>(x.sendtag));
         rc = p2p_send_held(c, 0, x.dest, 0, bits, data, x.send.b.bytes, *s);
@@ -126,7 +109,7 @@ void proc_null_status(weft_status *status) {
 
 int do_sendrecv(const char *fn, sendrecv_args &x, weft_status *status) {
     stream_use use(x.send.s);
-    if (use.conflict()) return conflict(fn);
+    if (use.conflict()) return p2p_stream_conflict(fn);
     comm &c = *x.send.c;
     vci &v = *c.local[0];
     local_request q, s;
@@ -170,7 +153,7 @@ int start_sendrecv(const char *fn, sendrecv_args &x, weft_request *req) {
     comm &c = *x.send.c;
     vci &v = *c.local[0];
     stream_use use(x.send.s);
-    if (use.conflict()) return conflict(fn);
+    if (use.conflict()) return p2p_stream_conflict(fn);
     v.enter();
     request *p = p2p_request_alloc(v, &c, 0, x.send.s, req);
     if (p == nullptr) {

@@ -302,14 +302,11 @@ void p2p_sync_completed(request &r) {
     if (r.fabric_status == WEFT_PLUGIN_OK) r.fabric_status = request_status_sync;
 }
 
-namespace {
-
-int conflict(const char *fn) {
+int p2p_stream_conflict(const char *fn) {
     return fail(WEFT_ERR_STREAM, "%s: another thread is using the same stream; a stream is a serial context", fn);
 }
 
-// Packs a derived datatype into r.staging; data is what to send.
-int pack_send(request &r, const p2p_buffer &b, const void *&data) {
+int p2p_pack_send(request &r, const p2p_buffer &b, const void *&data) {
     data = b.buf;
     r.staging = nullptr;
     if (b.type->contiguous || b.bytes == 0) return WEFT_SUCCESS;
@@ -320,6 +317,8 @@ int pack_send(request &r, const p2p_buffer &b, const void *&data) {
     data = r.staging;
     return WEFT_SUCCESS;
 }
+
+namespace {
 
 // Posts the acknowledgement's receive (a), then the synchronous message (s), holding v.
 // On an error nothing is left posted but a, cancelled (*a_posted tells).
@@ -349,13 +348,13 @@ int ssend_error(const char *fn, const comm &c, int dest, int status) {
 
 int do_ssend(const char *fn, const p2p_op &op, int dest, int tag) {
     stream_use use(op.s);
-    if (use.conflict()) return conflict(fn);
+    if (use.conflict()) return p2p_stream_conflict(fn);
     comm &c = *op.c;
     vci &v = *c.local[op.li];
     local_request s, a;
     s.endpoint = a.endpoint = &v;
     const void *data;
-    if (int rc = pack_send(s, op.b, data)) return rc;
+    if (int rc = p2p_pack_send(s, op.b, data)) return rc;
     bool a_posted = false;
     v.enter();
     // The hook sends the acks this endpoint owes, a self-send's included: make sure it can run.
@@ -400,7 +399,7 @@ int post_ssend_parent(const char *fn, const p2p_op &op, int dest, int tag, reque
         rc = too_many(fn);
     else if (state_of(v, true) == nullptr)
         rc = fail(WEFT_ERR_NO_MEM, "%s: endpoint %u has no hook left", fn, v.index);
-    else if ((rc = pack_send(*s, op.b, data)) == WEFT_SUCCESS)
+    else if ((rc = p2p_pack_send(*s, op.b, data)) == WEFT_SUCCESS)
         rc = post_ssend_held(c, op.li, dest, op.peer_idx, tag, data, op.b.bytes, *s, *a, &a_posted);
     if (rc == WEFT_SUCCESS) {
         *x = compound{compound::kind::ssend, &p, {s, a}, nullptr, nullptr};
@@ -422,7 +421,7 @@ int post_ssend_parent(const char *fn, const p2p_op &op, int dest, int tag, reque
 int start_ssend(const char *fn, const p2p_op &op, int dest, int tag, weft_request *req) {
     if (req == nullptr) return fail(WEFT_ERR_ARG, "%s: request must not be NULL", fn);
     stream_use use(op.s);
-    if (use.conflict()) return conflict(fn);
+    if (use.conflict()) return p2p_stream_conflict(fn);
     comm &c = *op.c;
     vci &v = *c.local[op.li];
     v.enter();

@@ -37,4 +37,10 @@ request *p2p_request_alloc(vci &v, comm *c, size_t li, stream *s, weft_request *
 int p2p_send_held(comm &c, size_t li, int dest, int dst_idx, uint64_t bits, const void *data, size_t bytes, request &r);
 int p2p_recv_held(comm &c, size_t li, int source, uint64_t bits, uint64_t ignore, void *data, size_t bytes, request &r);
 
+// The error of a call that found its stream in use by another thread.
+int p2p_stream_conflict(const char *fn);
+// A send's data: a contiguous buffer as it is, a derived datatype packed into r.staging (which
+// the caller frees once the send completed).
+int p2p_pack_send(request &r, const p2p_buffer &b, const void *&data);
+
 }  // namespace weft
