@@ -84,7 +84,7 @@ bool advance(idup_op &op, int &rc) {
     }
     if (!op.claiming) {
         op.pick = context_pick(op.masks.data(), op.masks.size(),
-                               context_pick_start(static_cast<uint32_t>(s.tag), op.attempt));
+                               context_pick_start(op.parent->context_id, static_cast<uint32_t>(s.tag), op.attempt));
         if (op.pick == context_pairs) {
             rc =
                 fail(WEFT_ERR_NO_MEM,

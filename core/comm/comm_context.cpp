@@ -28,8 +28,9 @@ size_t context_pick(const context_mask *masks, size_t n, size_t start) {
     return context_pairs;
 }
 
-size_t context_pick_start(uint32_t key, int attempt) {
-    uint64_t x = (uint64_t{key} << 8 | static_cast<uint8_t>(attempt)) * 0x9E3779B97F4A7C15ull;
+size_t context_pick_start(uint16_t parent_context, uint32_t tag, int attempt) {
+    uint64_t key = uint64_t{parent_context} << 32 | tag;
+    uint64_t x = (key << 8 | static_cast<uint8_t>(attempt)) * 0x9E3779B97F4A7C15ull;
     return static_cast<size_t>(x >> 40) % context_pairs;
 }
 

@@ -28,8 +28,10 @@ void context_free_mask(context_mask &mask);
 // dup among them) start at different places, so that they seldom want the same block: two
 // that both take the lowest free one collide at every attempt when their claims interleave.
 size_t context_pick(const context_mask *masks, size_t n, size_t start = 0);
-// A start for an agreement known by `key` (its tag), different at each attempt.
-size_t context_pick_start(uint32_t key, int attempt);
+// A start for an agreement known by its parent's context id and its tag, different at each
+// attempt.  Both count: idups on two parents dup'ed alike carry the same tags (each parent's
+// collective sequence), and with the same start their claims collided at every attempt.
+size_t context_pick_start(uint16_t parent_context, uint32_t tag, int attempt);
 // Claims block `pick` for this process: false when it is taken.
 bool context_claim(size_t pick);
 void context_unclaim(size_t pick);

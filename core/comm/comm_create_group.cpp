@@ -86,7 +86,8 @@ int context_alloc_group(comm &parent, const std::vector<int> &members, int me, i
         context_mask mine;
         context_free_mask(mine);
         if (int rc = group_allgather(parent, members, me, tag, &mine, sizeof mine, masks.data())) return rc;
-        size_t pick = context_pick(masks.data(), n, context_pick_start(static_cast<uint32_t>(tag), attempt));
+        size_t pick =
+            context_pick(masks.data(), n, context_pick_start(parent.context_id, static_cast<uint32_t>(tag), attempt));
         if (pick == context_pairs)
             return fail(WEFT_ERR_NO_MEM, "out of communicator context ids (%zu in use); free communicators",
                         context_pairs);

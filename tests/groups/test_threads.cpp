@@ -12,6 +12,9 @@ using V = std::vector<int>;
 
 namespace {
 
+// Enough rounds that agreements from the two threads interleave at every process.
+constexpr int rounds = 30;
+
 class Threads : public job_test {
   protected:
     void SetUp() override {
@@ -52,12 +55,13 @@ TEST_F(Threads, IdupsOnTwoParents) {
     for (weft_comm &p : parents) ASSERT_EQ(weft_comm_dup(WEFT_COMM_WORLD, &p), 0);
     parent_comm view;
     auto run = [&](weft_comm parent) {
-        for (int round = 0; round < 3; ++round) {
+        for (int round = 0; round < rounds; ++round) {
             weft_comm c = WEFT_COMM_NULL;
             weft_request r = WEFT_REQUEST_NULL;
             int rc = weft_comm_idup(parent, &c, &r);
             ASSERT_EQ(rc, 0) << err(rc);
-            ASSERT_EQ(weft_wait(&r, WEFT_STATUS_IGNORE), 0);
+            rc = weft_wait(&r, WEFT_STATUS_IGNORE);
+            ASSERT_EQ(rc, 0) << err(rc);
             check_comm(c, {0, 1, 2, 3}, view, "idup from a thread");
             ASSERT_EQ(weft_comm_free(&c), 0);
         }
