@@ -25,6 +25,10 @@ class bootstrap {
     virtual void abort(int code, std::string_view message) = 0;
     // Leaves the job cleanly (weft_finalize).
     virtual int finalize() = 0;
+    // True when the launcher connection is shared with another library in this process that
+    // may end it before weft_finalize (PMI-1 beside an MPI library): weft_init then reads
+    // every key it will need right after its fence, and later fences do not use the launcher.
+    virtual bool launcher_shared() const { return false; }
 };
 
 // Picks the implementation from the environment, in order: WEFT_KVS (weftrun), PMIX_RANK +

@@ -5,6 +5,17 @@
 // encoded (the protocol is text, space separated) and split into chunks that fit vallen_max
 // and the 1024-byte line limit of MPICH's PMI: "<key>@<rank>" holds the chunk count, and
 // "<key>@<rank>.<i>" chunk i.
+//
+// Beside an MPI library in the same process (MPICH's, sharing PMI_FD: docs/coexistence.md) the
+// connection is shared: Weft reads on its own duplicate of PMI_FD and never past its replies,
+// its fences after weft_init go over its own channel (fence_tcp) because hydra closes the
+// connection once the library sends PMI finalize in MPI_Finalize, the keys Weft reads are read
+// during weft_init and kept, and PMI finalize, which hydra takes once per process (a process
+// that exits without it is killed with the job), is left to the library, or sent at exit when
+// the library never initialised.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,11 +23,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
+#include "bootstrap/fence_tcp.hpp"
 #include "base/error.hpp"
 #include "base/hex.hpp"
 #include "kvs_wire.hpp"
@@ -31,23 +45,64 @@ constexpr size_t pmi_max_line = 1024;
 // A reply longer than this is not PMI.
 constexpr size_t max_reply = 65536;
 constexpr int abort_ack_timeout_s = 5;
+constexpr const char *fence_key = "weft_fence";
+
+// An MPI library other than Weft's own front end is linked into this process: it owns PMI_FD.
+bool foreign_mpi_loaded() {
+    return dlsym(RTLD_DEFAULT, "MPI_Initialized") != nullptr && dlsym(RTLD_DEFAULT, "weft_mpi_front_end") == nullptr;
+}
+
+// Whether that library has called MPI_Init (then its MPI_Finalize sends PMI finalize).
+bool foreign_mpi_initialized() {
+    auto initialized = reinterpret_cast<int (*)(int *)>(dlsym(RTLD_DEFAULT, "MPI_Initialized"));
+    int flag = 0;
+    return initialized != nullptr && initialized(&flag) == 0 && flag != 0;
+}
+
+// The shared connection after weft_finalize, for the exit handler.
+int g_exit_fd = -1;
+
+// At exit: PMI finalize on the shared connection, unless the MPI library initialised (its
+// MPI_Finalize sent it, or will have to).
+void finalize_at_exit() {
+    int fd = std::exchange(g_exit_fd, -1);
+    if (fd < 0) return;
+    if (!foreign_mpi_initialized()) {
+        auto deadline = kvs::deadline_after(abort_ack_timeout_s);
+        if (kvs::send_all(fd, "cmd=finalize\n", deadline) == 0) {
+            char c;
+            while (kvs::recv_exact(fd, &c, 1, deadline) == 0 && c != '\n') {}
+        }
+    }
+    ::close(fd);
+}
 
 class pmi1_bootstrap final : public bootstrap {
   public:
-    pmi1_bootstrap(int fd, int rank, int size, int timeout_s)
-        : fd_(fd), rank_(rank), size_(size), timeout_s_(timeout_s) {}
+    pmi1_bootstrap(int fd, int rank, int size, int timeout_s, bool shared)
+        : fd_(fd), rank_(rank), size_(size), timeout_s_(timeout_s), shared_(shared) {}
+    ~pmi1_bootstrap() override {
+        if (fd_ >= 0) ::close(fd_);  // our duplicate of PMI_FD only
+    }
     const char *name() const override { return "pmi1"; }
     int rank() const override { return rank_; }
     int size() const override { return size_; }
+    bool launcher_shared() const override { return shared_; }
 
     // init, get_maxes, get_my_kvsname.
     int start() {
         std::string reply;
-        int rc = command("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init", reply);
-        if (rc != WEFT_SUCCESS) return rc;
-        if (field(reply, "rc") != "0")
-            return fail(WEFT_ERR_BOOTSTRAP, "PMI init on PMI_FD refused: '%s' (the launcher does not speak PMI-1)",
-                        reply.c_str());
+        int rc;
+        // The MPI library in this process already opened the PMI session: Slurm's PMI server
+        // (srun --mpi=pmi2) takes init as a connection's first command only, and hydra does
+        // not need a second one.
+        if (!(shared_ && foreign_mpi_initialized())) {
+            rc = command("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init", reply);
+            if (rc != WEFT_SUCCESS) return rc;
+            if (field(reply, "rc") != "0")
+                return fail(WEFT_ERR_BOOTSTRAP, "PMI init on PMI_FD refused: '%s' (the launcher does not speak PMI-1)",
+                            reply.c_str());
+        }
         if ((rc = command("cmd=get_maxes\n", "maxes", reply)) != WEFT_SUCCESS) return rc;
         long kvsname_max = std::atol(field(reply, "kvsname_max").c_str());
         keylen_max_ = static_cast<size_t>(std::atol(field(reply, "keylen_max").c_str()));
@@ -58,6 +113,7 @@ class pmi1_bootstrap final : public bootstrap {
         kvsname_ = field(reply, "kvsname");
         if (kvsname_.empty())
             return fail(WEFT_ERR_BOOTSTRAP, "PMI get_my_kvsname on PMI_FD gave no name: '%s'", reply.c_str());
+        if (shared_) return open_fence_channel();
         return WEFT_SUCCESS;
     }
 
@@ -76,6 +132,7 @@ class pmi1_bootstrap final : public bootstrap {
         size_t get_fixed = std::strlen("cmd=get_result rc=0 msg=success value=\n");
         size_t chunk = std::min({vallen_max_ - 1, pmi_max_line - put_fixed, pmi_max_line - get_fixed});
         size_t n = (hex.size() + chunk - 1) / chunk;
+        dirty_ = true;
         for (size_t i = 0; i < n; ++i) {
             int rc = put_one(base + "." + std::to_string(i), hex.substr(i * chunk, chunk));
             if (rc != WEFT_SUCCESS) return rc;
@@ -85,7 +142,10 @@ class pmi1_bootstrap final : public bootstrap {
 
     int fence() override {
         std::lock_guard<std::mutex> g(mu_);
+        // Shared: the launcher only for fences that publish puts (those of weft_init).
+        if (shared_ && !dirty_) return channel_.fence(timeout_s_);
         std::string reply;
+        dirty_ = false;
         return command("cmd=barrier_in\n", "barrier_out", reply);
     }
 
@@ -95,6 +155,10 @@ class pmi1_bootstrap final : public bootstrap {
         std::lock_guard<std::mutex> g(mu_);
         if (int rc = check_key(key, rank); rc != WEFT_SUCCESS) return rc;
         std::string base = key_name(key, rank), count, hex, part;
+        if (auto it = kept_.find(base); it != kept_.end()) {
+            value = it->second;
+            return WEFT_SUCCESS;
+        }
         if (int rc = get_one(base, count); rc != WEFT_SUCCESS) return rc;
         char *end = nullptr;
         long n = std::strtol(count.c_str(), &end, 10);
@@ -115,6 +179,7 @@ class pmi1_bootstrap final : public bootstrap {
             return fail(WEFT_ERR_BOOTSTRAP, "bootstrap get: PMI value of '%s' is not hex: %s", base.c_str(),
                         why.c_str());
         value.assign(bytes.begin(), bytes.end());
+        if (shared_) kept_[base] = value;
         return WEFT_SUCCESS;
     }
 
@@ -134,6 +199,16 @@ class pmi1_bootstrap final : public bootstrap {
 
     int finalize() override {
         std::lock_guard<std::mutex> g(mu_);
+        if (shared_) {
+            channel_.close();
+            // PMI finalize ends this process's connection for the MPI library too: leave it to
+            // the library, or to exit when the library never initialised.
+            static std::once_flag registered;
+            std::call_once(registered, [] { std::atexit(finalize_at_exit); });
+            if (g_exit_fd >= 0) ::close(g_exit_fd);
+            g_exit_fd = std::exchange(fd_, -1);
+            return WEFT_SUCCESS;
+        }
         std::string reply;
         int rc = command("cmd=finalize\n", "finalize_ack", reply);
         ::close(fd_);
@@ -142,6 +217,19 @@ class pmi1_bootstrap final : public bootstrap {
     }
 
   private:
+    // Rank 0 publishes its fence channel, everyone passes a launcher barrier, the others connect.
+    int open_fence_channel() {
+        std::string published, reply;
+        if (int rc = channel_.listen(rank_, size_, published)) return rc;
+        if (rank_ == 0 && size_ > 1)
+            if (int rc = put(fence_key, published)) return rc;
+        if (int rc = command("cmd=barrier_in\n", "barrier_out", reply)) return rc;
+        dirty_ = false;
+        if (rank_ != 0 && size_ > 1)
+            if (int rc = get(0, fence_key, published)) return rc;
+        return channel_.connect(published, timeout_s_);
+    }
+
     static std::string key_name(std::string_view key, int rank) {
         return std::string(key) + "@" + std::to_string(rank);
     }
@@ -230,8 +318,16 @@ class pmi1_bootstrap final : public bootstrap {
                 return 0;
             }
             if (in_.size() > max_reply) return EPROTO;
+            // Never past this reply's newline: what follows on the connection may be another
+            // PMI client's (an MPI library in the same process shares it).
             char buf[4096];
-            ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+            ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT | MSG_PEEK);
+            if (n > 0) {
+                const void *nl_at = std::memchr(buf, '\n', static_cast<size_t>(n));
+                size_t take =
+                    nl_at ? static_cast<size_t>(static_cast<const char *>(nl_at) - buf) + 1 : static_cast<size_t>(n);
+                n = ::recv(fd_, buf, take, MSG_DONTWAIT);
+            }
             if (n > 0) {
                 in_.append(buf, static_cast<size_t>(n));
                 continue;
@@ -248,6 +344,10 @@ class pmi1_bootstrap final : public bootstrap {
     int rank_, size_, timeout_s_;
     size_t keylen_max_ = 0, vallen_max_ = 0;
     std::string kvsname_, in_;
+    bool shared_;
+    bool dirty_ = false;                       // puts since the last fence
+    std::map<std::string, std::string> kept_;  // shared: every value read, by PMI key
+    fence_tcp channel_;
 };
 
 }  // namespace
@@ -268,8 +368,26 @@ int bootstrap_pmi1_open(std::unique_ptr<bootstrap> &out) {
     int timeout_s;
     std::string why;
     if (!kvs::timeout_from_env(timeout_s, why)) return fail(WEFT_ERR_BOOTSTRAP, "%s", why.c_str());
-    auto b = std::make_unique<pmi1_bootstrap>(static_cast<int>(fd), static_cast<int>(rank), static_cast<int>(size),
-                                              timeout_s);
+    // Our own descriptor of the launcher's connection: an MPI library in the same process owns
+    // PMI_FD and closes it in its finalize, and ours must survive that (and closing ours must
+    // not close theirs).  Close-on-exec, so that a child never inherits it.
+    int own = ::fcntl(static_cast<int>(fd), F_DUPFD_CLOEXEC, 0);
+    if (own < 0)
+        return fail(WEFT_ERR_BOOTSTRAP, "PMI_FD=%ld: cannot use the launcher's PMI connection: %s", fd,
+                    std::strerror(errno));
+    const bool shared = foreign_mpi_loaded();
+    // Slurm's PMI server (srun --mpi=pmi2) takes init only as a connection's first command, and
+    // refuses the library's own init after ours: the library must open the session.
+    const char *slurm_mpi = std::getenv("SLURM_MPI_TYPE");
+    if (shared && slurm_mpi != nullptr && std::strcmp(slurm_mpi, "pmi2") == 0 && std::getenv("PMI_JOBID") != nullptr &&
+        !foreign_mpi_initialized()) {
+        ::close(own);
+        return fail(WEFT_ERR_BOOTSTRAP,
+                    "weft_init before MPI_Init under srun --mpi=pmi2: Slurm's PMI server takes one PMI init per "
+                    "process, and the MPI library in this process would be refused its own; call MPI_Init first, "
+                    "or run with srun --mpi=pmix");
+    }
+    auto b = std::make_unique<pmi1_bootstrap>(own, static_cast<int>(rank), static_cast<int>(size), timeout_s, shared);
     if (int rc = b->start(); rc != WEFT_SUCCESS) return rc;
     out = std::move(b);
     return WEFT_SUCCESS;

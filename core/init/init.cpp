@@ -116,6 +116,17 @@ int open_implicit_endpoints(runtime &r) {
     return WEFT_SUCCESS;
 }
 
+// Reads every process's implicit endpoint addresses (kept by the bootstrap), for a launcher
+// connection that another library may end before weft_finalize (bootstrap::launcher_shared):
+// later connections are made on demand and could no longer ask the launcher.
+int read_addresses_now(runtime &r) {
+    std::string address;
+    for (int rank = 0; rank < r.world_size; ++rank)
+        for (uint32_t i = 0; i < r.num_implicit; ++i)
+            if (int rc = r.boot->get(rank, vci_address_key(i), address)) return rc;
+    return WEFT_SUCCESS;
+}
+
 enum class shutdown_kind { finalize, failed_init };
 
 // The one shutdown path, top layer down: weft_finalize, where every process of the job is here
@@ -218,6 +229,7 @@ int init(int required, weft_info info, int *provided) {
     }
     if (rc == WEFT_SUCCESS) rc = r.boot->fence();
     if (rc == WEFT_SUCCESS) rc = liveness_start(*r.boot);
+    if (rc == WEFT_SUCCESS && r.boot->launcher_shared()) rc = read_addresses_now(r);
     if (rc != WEFT_SUCCESS) {
         std::string detail = current_error_detail();
         log(WEFT_LOG_ERROR, "weft_init failed: %s", detail.c_str());

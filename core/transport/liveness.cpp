@@ -22,6 +22,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "base/error.hpp"
+#include "base/net_address.hpp"
 #include "transport/peer_failure.hpp"
 #include "base/stats.hpp"
 #include "weft/plugin.h"
@@ -73,47 +74,6 @@ int read_timeout(int &seconds) {
     if (errno != 0 || *end != '\0' || s < 0 || s > 3600)
         return fail(WEFT_ERR_ARG, "WEFT_PEER_TIMEOUT='%s' is not a whole number of seconds in 0..3600", v);
     seconds = static_cast<int>(s);
-    return WEFT_SUCCESS;
-}
-
-// The job's interface: WEFT_PEER_ADDR, else this node's address on the route to weftrun's
-// key-value server (loopback when it listens there; the namespace's own address when ranks
-// run in network namespaces), else the first non-loopback IPv4 interface that is up, else
-// loopback.
-int pick_address(in_addr &out) {
-    if (const char *a = std::getenv("WEFT_PEER_ADDR"); a != nullptr && *a != '\0') {
-        if (inet_pton(AF_INET, a, &out) != 1)
-            return fail(WEFT_ERR_ARG, "WEFT_PEER_ADDR='%s' is not an IPv4 address", a);
-        return WEFT_SUCCESS;
-    }
-    if (const char *kvs = std::getenv("WEFT_KVS"); kvs != nullptr && *kvs != '\0') {
-        std::string host(kvs);
-        sockaddr_in sa{};
-        sa.sin_family = AF_INET;
-        sa.sin_port = htons(static_cast<uint16_t>(std::atoi(host.substr(host.rfind(':') + 1).c_str())));
-        host = host.substr(0, host.rfind(':'));
-        // A connected UDP socket sends nothing; its local address is the route's source.
-        int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        socklen_t len = sizeof sa;
-        bool found = fd >= 0 && inet_pton(AF_INET, host.c_str(), &sa.sin_addr) == 1 &&
-            ::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) == 0 &&
-            ::getsockname(fd, reinterpret_cast<sockaddr *>(&sa), &len) == 0;
-        if (fd >= 0) ::close(fd);
-        if (found) {
-            out = sa.sin_addr;
-            return WEFT_SUCCESS;
-        }
-    }
-    out.s_addr = htonl(INADDR_LOOPBACK);
-    ifaddrs *list = nullptr;
-    if (getifaddrs(&list) != 0) return WEFT_SUCCESS;
-    for (ifaddrs *i = list; i != nullptr; i = i->ifa_next)
-        if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
-            !(i->ifa_flags & IFF_LOOPBACK)) {
-            out = reinterpret_cast<sockaddr_in *>(i->ifa_addr)->sin_addr;
-            break;
-        }
-    freeifaddrs(list);
     return WEFT_SUCCESS;
 }
 
@@ -258,30 +218,15 @@ int liveness_open(bootstrap &boot, int rank, int size) {
     m.size = size;
     if (int rc = read_timeout(m.timeout_s)) return rc;
     if (size <= 1 || m.timeout_s == 0) return WEFT_SUCCESS;
-    in_addr addr{};
-    if (int rc = pick_address(addr)) return rc;
-    if (getrandom(&m.token, sizeof m.token, 0) != sizeof m.token)
-        return fail(WEFT_ERR_BOOTSTRAP, "liveness: getrandom: %s", std::strerror(errno));
-    m.listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr = addr;
-    socklen_t len = sizeof sa;
-    char text[INET_ADDRSTRLEN] = "?";
-    inet_ntop(AF_INET, &addr, text, sizeof text);
-    if (m.listen_fd < 0 || ::bind(m.listen_fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0 ||
-        ::listen(m.listen_fd, SOMAXCONN) != 0 ||
-        ::getsockname(m.listen_fd, reinterpret_cast<sockaddr *>(&sa), &len) != 0) {
-        int e = errno;
-        if (m.listen_fd >= 0) ::close(m.listen_fd);
-        m.listen_fd = -1;
-        return fail(WEFT_ERR_BOOTSTRAP,
-                    "liveness: cannot listen on %s: %s (set WEFT_PEER_ADDR to this node's address, "
-                    "or WEFT_PEER_TIMEOUT=0 to run without peer failure detection)",
-                    text, std::strerror(e));
-    }
-    std::string value = std::string(text) + " " + std::to_string(ntohs(sa.sin_port)) + " " + std::to_string(m.token);
-    m.address = std::string(text) + ":" + std::to_string(ntohs(sa.sin_port));
+    std::string value;
+    if (int rc = net_listen("liveness",
+                            "set WEFT_PEER_ADDR to this node's address, or WEFT_PEER_TIMEOUT=0 to run without peer "
+                            "failure detection",
+                            m.listen_fd, m.token, value))
+        return rc;
+    // "IPv4:port" for weft_get_runtime_info.
+    const size_t host_end = value.find(' '), port_end = value.rfind(' ');
+    m.address = value.substr(0, host_end) + ":" + value.substr(host_end + 1, port_end - host_end - 1);
     return boot.put(key, value);
 }
 
