@@ -258,7 +258,9 @@ typedef struct weft_fabric_ops_v1 {
      * may be retried, and the conformance kit opens one per test.  On failure return a
      * WEFT_PLUGIN_ERR_* code and write a one-line reason (what is missing, which variable to
      * set) into why[why_len]: the loader then tries the next plugin, or, when the user asked
-     * for this one, fails weft_init with that reason. */
+     * for this one, fails weft_init with that reason.  WEFT_PLUGIN_ERR_INVALID means a setting
+     * meant for this plugin (its variable or hint) is wrong: weft_init then fails with the
+     * reason even when no plugin was asked for, instead of running on another fabric. */
     int (*init)(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, size_t why_len);
     /* After every endpoint was closed. */
     int (*finalize)(weft_fabric_t *fabric);

@@ -211,6 +211,11 @@ bool loader_parse_preference(const std::string &text, fabric_preference &out, st
         }
         (excluded ? out.exclude : out.include).push_back(item);
     }
+    // Only separators ("," or ",,,"): a list was meant, and it names nothing.
+    if (out.include.empty() && out.exclude.empty() && text.find_first_not_of(" \t") != std::string::npos) {
+        why = "'" + text + "' names no plugin (a comma-separated list of names; '^name' excludes)";
+        return false;
+    }
     return true;
 }
 
@@ -224,6 +229,9 @@ int loader_open_fabric(const fabric_preference &pref, const std::string &source,
         return std::find(pref.exclude.begin(), pref.exclude.end(), n) != pref.exclude.end();
     };
     std::vector<std::string> tried;  // "name (path): reason"
+    // A plugin that refused the user's settings for it (init's WEFT_PLUGIN_ERR_INVALID): that is
+    // an error to fix, never a reason to fall through silently to another fabric.
+    std::string refused_settings;
 
     auto try_open = [&](const plugin_file &f, bool requested) -> bool {
         plugin_loaded p;
@@ -245,6 +253,7 @@ int loader_open_fabric(const fabric_preference &pref, const std::string &source,
         if (rc != WEFT_PLUGIN_OK || fabric == nullptr) {
             tried.push_back(f.name + " (" + f.path + "): failed to open: " +
                             (reason[0] ? reason : "no reason given (code " + std::to_string(rc) + ")"));
+            if (rc == WEFT_PLUGIN_ERR_INVALID) refused_settings = f.name + ": " + (reason[0] ? reason : "bad setting");
             log(requested ? WEFT_LOG_WARN : WEFT_LOG_DEBUG, "fabric %s skipped: %s", f.name.c_str(),
                 tried.back().c_str());
             // The library stays loaded: unloading a vendor library after a failed init is
@@ -278,6 +287,7 @@ int loader_open_fabric(const fabric_preference &pref, const std::string &source,
                 continue;
             }
             if (try_open(*it, true)) return WEFT_SUCCESS;
+            if (!refused_settings.empty()) break;
         }
     } else {
         // No stated preference: every fabric plugin, highest priority first.
@@ -299,9 +309,14 @@ int loader_open_fabric(const fabric_preference &pref, const std::string &source,
             dlclose(p.dl);  // reopened by try_open; dlopen refcounts, nothing ran yet
         }
         std::stable_sort(order.begin(), order.end(), [](auto &a, auto &b) { return a.priority > b.priority; });
-        for (const auto &r : order)
+        for (const auto &r : order) {
             if (try_open(r.file, false)) return WEFT_SUCCESS;
+            if (!refused_settings.empty()) break;
+        }
     }
+    if (!refused_settings.empty())
+        return fail(WEFT_ERR_PLUGIN, "fabric %s (fix the setting, or leave this fabric out with WEFT_FABRIC=^%s)",
+                    refused_settings.c_str(), refused_settings.substr(0, refused_settings.find(':')).c_str());
 
     std::string what = pref.include.empty()
         ? "no fabric plugin could be opened"

@@ -65,6 +65,11 @@ TEST(LoaderPreference, Parses) {
     EXPECT_FALSE(weft::loader_parse_preference("ucx,^", p, why));
     EXPECT_FALSE(weft::loader_parse_preference("u x", p, why));
     EXPECT_FALSE(weft::loader_parse_preference("../evil", p, why));
+    // Separators only: a list was meant and names nothing (WEFT_FABRIC=,,, was accepted).
+    EXPECT_FALSE(weft::loader_parse_preference(",,,", p, why));
+    EXPECT_NE(why.find("names no plugin"), std::string::npos) << why;
+    EXPECT_FALSE(weft::loader_parse_preference(" , ", p, why));
+    ASSERT_TRUE(weft::loader_parse_preference("  ", p, why));
 }
 
 TEST_F(Loader, MissingPluginNamesSearchPath) {
@@ -121,6 +126,21 @@ TEST_F(Loader, PreferenceOrderFallsThrough) {
     EXPECT_EQ(sel, "tlow");
     ASSERT_EQ(open("tlow,thigh", sel), WEFT_SUCCESS) << detail;
     EXPECT_EQ(sel, "tlow");
+}
+
+// A plugin that refuses the settings meant for it fails the selection, naming the setting,
+// even when no plugin was asked for (WEFT_UCX_ERROR_MODE=bogus ran on ofi without a word).
+TEST_F(Loader, RefusedSettingIsAnErrorNotAFallThrough) {
+    std::string sel;
+    setenv("TEST_PLUGIN_SETTING", "bogus", 1);
+    EXPECT_EQ(open("", sel), WEFT_ERR_PLUGIN) << "selected " << sel;
+    EXPECT_NE(detail.find("TEST_PLUGIN_SETTING='bogus'"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("WEFT_FABRIC=^tsetting"), std::string::npos) << detail;
+    EXPECT_EQ(open("tsetting,thigh", sel), WEFT_ERR_PLUGIN) << "selected " << sel;
+    setenv("TEST_PLUGIN_SETTING", "good", 1);
+    EXPECT_EQ(open("", sel), WEFT_SUCCESS) << detail;
+    EXPECT_EQ(sel, "thigh");
+    unsetenv("TEST_PLUGIN_SETTING");
 }
 
 TEST_F(Loader, ExclusionAndPriority) {

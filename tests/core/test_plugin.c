@@ -1,6 +1,7 @@
 /* Deliberately broken (and two minimal working) plugins for the loader tests.  One source,
  * one variant per build: TEST_PLUGIN_VARIANT selects what is wrong with it. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "weft/plugin.h"
@@ -13,8 +14,9 @@
 #define VARIANT_OPENS 6      /* opens; priority from TEST_PLUGIN_PRIORITY */
 #define VARIANT_QUEUE 7      /* a queue plugin: never selected as a fabric */
 #define VARIANT_ASKS \
-    8 /* opens; asks for TEST_PLUGIN_CONTEXT_SPACE bytes of context space,
+    8                     /* opens; asks for TEST_PLUGIN_CONTEXT_SPACE bytes of context space,
                                 claiming ABI minor TEST_PLUGIN_ABI_MINOR */
+#define VARIANT_SETTING 9 /* init refuses TEST_PLUGIN_SETTING=bogus (ERR_INVALID), else is unavailable */
 #ifndef TEST_PLUGIN_ABI_MINOR
 #define TEST_PLUGIN_ABI_MINOR WEFT_PLUGIN_ABI_MINOR
 #endif
@@ -30,7 +32,16 @@ extern int weft_test_symbol_that_does_not_exist(void);
 
 static int t_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, size_t why_len) {
     (void)host;
-#if TEST_PLUGIN_VARIANT == VARIANT_FAILINIT
+#if TEST_PLUGIN_VARIANT == VARIANT_SETTING
+    (void)fabric;
+    const char *setting = getenv("TEST_PLUGIN_SETTING");
+    if (setting != NULL && strcmp(setting, "bogus") == 0) {
+        snprintf(why, why_len, "TEST_PLUGIN_SETTING='%s' is not valid: use 'good'", setting);
+        return WEFT_PLUGIN_ERR_INVALID;
+    }
+    snprintf(why, why_len, "no device for this test");
+    return WEFT_PLUGIN_ERR_UNSUPPORTED;
+#elif TEST_PLUGIN_VARIANT == VARIANT_FAILINIT
     (void)fabric;
     snprintf(why, why_len, "simulated failure: set WEFT_TEST_DEVICE to a device that exists");
     return WEFT_PLUGIN_ERR_UNSUPPORTED;

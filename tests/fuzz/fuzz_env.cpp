@@ -94,9 +94,13 @@ void check_preference(const std::string &text) {
         }
         (ex ? exc : inc).push_back(item);
     }
+    // Only separators: nothing named.
+    const bool names_nothing =
+        valid && inc.empty() && exc.empty() && text.find_first_not_of(" \t") != std::string::npos;
+    if (names_nothing) valid = false;
     FUZZ_CHECK(ok == valid);
     if (!ok) {
-        FUZZ_CHECK(why.find("is not a plugin name") != std::string::npos);
+        FUZZ_CHECK(why.find(names_nothing ? "names no plugin" : "is not a plugin name") != std::string::npos);
         return;
     }
     FUZZ_CHECK(pref.include == inc && pref.exclude == exc);
