@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <climits>
 #include <algorithm>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "loader/plugin_trust.hpp"
 #include "weft/weft.h"
 
 namespace weft {
@@ -102,7 +104,8 @@ std::string join(const std::vector<std::string> &parts, const char *sep) {
 
 }  // namespace
 
-std::vector<std::string> loader_search_path() {
+// The directories WEFT_PLUGIN_PATH names, in order.
+std::vector<std::string> plugin_path_from_env() {
     std::vector<std::string> dirs;
     if (const char *env = std::getenv("WEFT_PLUGIN_PATH")) {
         std::string s = env;
@@ -114,6 +117,11 @@ std::vector<std::string> loader_search_path() {
             start = end + 1;
         }
     }
+    return dirs;
+}
+
+std::vector<std::string> loader_search_path() {
+    std::vector<std::string> dirs = plugin_path_from_env();
     std::string own = libweft_dir();
     if (!own.empty()) dirs.push_back(own + "/" WEFT_PLUGIN_SUBDIR);
     dirs.push_back(WEFT_INSTALL_PLUGIN_DIR);
@@ -126,14 +134,34 @@ std::vector<std::string> loader_search_path() {
 std::vector<plugin_file> loader_scan() {
     std::vector<plugin_file> found;
     std::set<std::string> names;
+    const std::vector<std::string> named = plugin_path_from_env();
     for (const auto &dir : loader_search_path()) {
+        // Directories Weft derived itself must be safe from other users; WEFT_PLUGIN_PATH's
+        // are the user's own choice.
+        const bool chosen = std::find(named.begin(), named.end(), dir) != named.end();
         DIR *d = opendir(dir.c_str());
-        if (d == nullptr) continue;
+        if (d == nullptr) {
+            log(WEFT_LOG_DEBUG, "plugin directory %s: %s", dir.c_str(), std::strerror(errno));
+            continue;
+        }
+        std::string why;
+        if (!chosen && !plugin_dir_trusted(dir, why)) {
+            log(WEFT_LOG_WARN, "%s", why.c_str());
+            closedir(d);
+            continue;
+        }
+        log(WEFT_LOG_DEBUG, "searching plugin directory %s (%s)", dir.c_str(),
+            chosen ? "WEFT_PLUGIN_PATH" : "beside libweft, or the install directory");
         std::vector<plugin_file> here;
         while (dirent *e = readdir(d)) {
             std::string name;
             if (!is_plugin_file_name(e->d_name, name)) continue;
-            here.push_back({name, dir + "/" + e->d_name});
+            std::string path = dir + "/" + e->d_name;
+            if (!chosen && !plugin_file_trusted(path, why)) {
+                log(WEFT_LOG_WARN, "%s", why.c_str());
+                continue;
+            }
+            here.push_back({name, path});
         }
         closedir(d);
         std::sort(here.begin(), here.end(), [](auto &a, auto &b) { return a.name < b.name; });
@@ -144,6 +172,7 @@ std::vector<plugin_file> loader_scan() {
 }
 
 bool loader_load(const plugin_file &file, plugin_loaded &out, std::string &why) {
+    if (!plugin_file_whole(file.path, why)) return false;
     dlerror();
     // RTLD_NODELETE: a vendor library, once its constructors ran, stays mapped even when the
     // plugin is not chosen; unloading one (atexit handlers, globals its constructors filled)

@@ -1,11 +1,17 @@
 // Loader: search path, preference lists, and each way a plugin can be broken.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "base/error.hpp"
 #include "loader/loader.hpp"
+#include "loader/plugin_trust.hpp"
 #include "weft/weft.h"
 
 namespace {
@@ -187,3 +193,75 @@ TEST_F(Loader, InitFailsCleanly) {
 }
 
 }  // namespace
+
+// A directory or plugin file the loader finds on its own must be safe from other users; a cut
+// plugin is refused before dlopen (which died of SIGBUS on one).
+class PluginFiles : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/weft-test-plugins.XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir = tmpl;
+    }
+    void TearDown() override {
+        std::filesystem::remove_all(dir);
+        unsetenv("WEFT_PLUGIN_PATH");
+    }
+    std::string dir;
+};
+
+TEST_F(PluginFiles, DerivedDirectoriesAndFilesMustNotBeWritableByOthers) {
+    std::string why;
+    ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
+    EXPECT_TRUE(weft::plugin_dir_trusted(dir, why)) << why;
+    ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+    EXPECT_FALSE(weft::plugin_dir_trusted(dir, why));
+    EXPECT_NE(why.find("writable by every user"), std::string::npos) << why;
+    ASSERT_EQ(chmod(dir.c_str(), 0775), 0);
+    EXPECT_FALSE(weft::plugin_dir_trusted(dir, why));
+    EXPECT_NE(why.find("writable by its group"), std::string::npos) << why;
+    std::string file = dir + "/libweft-x.so";
+    std::ofstream(file) << "x";
+    ASSERT_EQ(chmod(file.c_str(), 0666), 0);
+    EXPECT_FALSE(weft::plugin_file_trusted(file, why));
+    ASSERT_EQ(chmod(file.c_str(), 0644), 0);
+    EXPECT_TRUE(weft::plugin_file_trusted(file, why)) << why;
+}
+
+TEST_F(PluginFiles, NamedInWeftPluginPathIsTheUsersChoice) {
+    ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+    std::filesystem::copy_file(std::string(TEST_PLUGIN_DIR) + "/libweft-tlow.so", dir + "/libweft-tlow.so");
+    setenv("WEFT_PLUGIN_PATH", dir.c_str(), 1);
+    bool found = false;
+    for (const auto &f : weft::loader_scan()) found = found || f.path == dir + "/libweft-tlow.so";
+    EXPECT_TRUE(found) << "a directory named in WEFT_PLUGIN_PATH is searched whatever its mode";
+}
+
+#ifdef TEST_REAL_PLUGIN
+TEST_F(PluginFiles, TruncatedPluginIsRefusedNotACrash) {
+    const uintmax_t full = std::filesystem::file_size(TEST_REAL_PLUGIN);
+    for (uintmax_t cut : {uintmax_t{2000}, uintmax_t{20000}, full / 2}) {
+        SCOPED_TRACE("cut to " + std::to_string(cut) + " of " + std::to_string(full) + " bytes");
+        std::string path = dir + "/libweft-tcut.so";
+        std::filesystem::remove(path);
+        std::filesystem::copy_file(TEST_REAL_PLUGIN, path);
+        std::filesystem::resize_file(path, cut);
+        // In a child: before the check, dlopen of such a file died of SIGBUS.
+        pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            weft::plugin_loaded p;
+            std::string why;
+            bool refused = !weft::loader_load({"tcut", path}, p, why) &&
+                why.find("truncated or corrupt plugin " + path) != std::string::npos;
+            _exit(refused ? 0 : 1);
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_FALSE(WIFSIGNALED(status)) << "killed by signal " << WTERMSIG(status);
+        EXPECT_EQ(WEXITSTATUS(status), 0) << "not refused as truncated";
+    }
+    std::string why;
+    EXPECT_TRUE(weft::plugin_file_whole(TEST_REAL_PLUGIN, why)) << why;
+}
+#endif
