@@ -68,7 +68,11 @@ struct cluster {
 /* text: the file's contents; name: how to call the file in messages.  On error returns false,
  * sets why and leaves out as it was.  Never throws. */
 bool cluster_parse(std::string_view text, const std::string &name, cluster &out, std::string &why);
-/* Reads and parses the file at path (also its name in messages).  Never throws. */
+/* Largest cluster file read, in bytes (16 MiB; 256 nodes and 256 kernels need well under
+ * 100 KiB, so this only bounds hostile or mistaken input). */
+constexpr uint64_t CLUSTER_FILE_MAX = uint64_t{16} << 20;
+/* Reads and parses the file at path (also its name in messages): a regular file of at most
+ * CLUSTER_FILE_MAX bytes.  Never throws, never blocks (a FIFO is refused, not waited on). */
 bool cluster_load(const char *path, cluster &out, std::string &why);
 
 }  // namespace gal
