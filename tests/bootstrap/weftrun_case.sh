@@ -94,6 +94,23 @@ sigterm)
     expect_rc 143
     expect_msg 'was killed by signal 15 \(Terminated\)'
     ;;
+orphans)
+    # kill -9 of weftrun: its ranks (which ignore SIGTERM) must be gone within 2 s.
+    "$weftrun" -n 2 "$helper" all/stubborn >"$out" 2>&1 &
+    pid=$!
+    sleep 1
+    ranks=$(pgrep -P $pid | tr '\n' ' ')
+    [ -n "$ranks" ] || fail "no rank processes found under weftrun $pid"
+    kill -KILL $pid
+    wait $pid 2>/dev/null
+    sleep 2
+    for r in $ranks; do
+        if kill -0 "$r" 2>/dev/null; then
+            kill -KILL "$r"
+            fail "rank process $r still runs 2 s after weftrun was killed"
+        fi
+    done
+    ;;
 timeout)
     run_job 10 --timeout 1 -n 2 "$helper" all/sleep
     expect_rc 124

@@ -3,6 +3,7 @@
 #include "spawn.hpp"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@ pid_t spawn_rank(const spawn_request &req, int &exec_errno) {
     for (auto &a : *req.command) argv.push_back(const_cast<char *>(a.c_str()));
     argv.push_back(nullptr);
 
+    const pid_t launcher = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) {
         exec_errno = errno;
@@ -34,6 +36,11 @@ pid_t spawn_rank(const spawn_request &req, int &exec_errno) {
     }
     if (pid == 0) {
         ::close(pfd[0]);
+        // A rank must not outlive weftrun (kill -9 of weftrun left every rank running, parent
+        // 1): the kernel kills it when weftrun dies (weftrun is single-threaded, so its one
+        // thread's exit is its death), also if that happened before this line.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != launcher) ::_exit(127);
         ::setpgid(0, 0);
         // weftrun ignores SIGPIPE and blocks the signals it reads through signalfd; both are
         // inherited across exec, so restore defaults for the program.
