@@ -4,6 +4,7 @@
 //   segv      die by SIGSEGV      sleep     sleep 60 s, then exit 0
 //   nap       sleep 1 s, exit 0   stubborn  ignore SIGTERM, then sleep 60 s
 //   env       check the variables weftrun sets (exit 1 when one is wrong)
+//   usr1exit3 wait (up to 60 s) for SIGUSR1, then exit 3 (a rank that saw a peer die)
 //   has:VAR=VALUE  exit 1 unless VAR is VALUE
 // When no action ends the process it exits 0.
 #include <unistd.h>
@@ -71,6 +72,14 @@ int run(const std::string &action) {
         std::signal(SIGTERM, SIG_IGN);
         nap(60);
         return 0;
+    }
+    if (action == "usr1exit3") {
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        sigprocmask(SIG_BLOCK, &usr1, nullptr);
+        timespec limit{60, 0};
+        return sigtimedwait(&usr1, nullptr, &limit) == SIGUSR1 ? 3 : bad("no SIGUSR1 within 60 s");
     }
     if (action == "env") return check_env();
     if (action.rfind("has:", 0) == 0) {

@@ -94,6 +94,29 @@ sigterm)
     expect_rc 143
     expect_msg 'was killed by signal 15 \(Terminated\)'
     ;;
+blame)
+    # Rank 2 is killed, then ranks 0 and 1 exit with status 3 (as ranks that saw it die do),
+    # all while weftrun is stopped, so that it reaps the three together: the kill is the cause.
+    "$weftrun" -n 3 "$helper" 0/usr1exit3 1/usr1exit3 2/sleep >"$out" 2>&1 &
+    pid=$!
+    sleep 1
+    declare -A pid_of
+    for p in $(pgrep -P $pid); do
+        r=$(tr '\0' '\n' <"/proc/$p/environ" | sed -n 's/^WEFT_RANK=//p')
+        pid_of[$r]=$p
+    done
+    [ -n "${pid_of[0]:-}" ] && [ -n "${pid_of[1]:-}" ] && [ -n "${pid_of[2]:-}" ] || fail "ranks not found under weftrun $pid"
+    kill -STOP $pid
+    kill -KILL "${pid_of[2]}"
+    sleep 0.2
+    kill -USR1 "${pid_of[0]}" "${pid_of[1]}"
+    sleep 0.5
+    kill -CONT $pid
+    wait $pid
+    rc=$?
+    expect_msg 'rank 2 \(pid [0-9]+\) was killed by signal 9'
+    expect_rc 137
+    ;;
 orphans)
     # kill -9 of weftrun: its ranks (which ignore SIGTERM) must be gone within 2 s.
     "$weftrun" -n 2 "$helper" all/stubborn >"$out" 2>&1 &

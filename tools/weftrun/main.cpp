@@ -28,6 +28,10 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 // Grace between SIGTERM and SIGKILL when ending the job.
 constexpr auto kill_grace = std::chrono::seconds(2);
+// How long a rank's failing exit waits to be outrun by a signal death: when one rank is killed,
+// the others see it within milliseconds and exit with an error, and weftrun, if it runs late,
+// finds all of them dead at once; the kill is the cause to report.
+constexpr auto blame_settle = std::chrono::milliseconds(100);
 // Exit status of a job ended by --timeout (as timeout(1)).
 constexpr int timeout_status = 124;
 
@@ -70,7 +74,17 @@ class job {
 
   private:
     bool start();
+    // A rank's end that fails the job.
+    struct failure {
+        int rank = -1;
+        pid_t pid = -1;
+        int wait_status = 0;
+        int job_status() const {
+            return WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status) : WEXITSTATUS(wait_status);
+        }
+    };
     void reap();
+    void report(const failure &f);
     void on_signal(int sig);
     void end_job(int status);
     void signal_all(int sig);
@@ -85,6 +99,9 @@ class job {
     int status_ = 0;
     int forwarded_ = 0;
     std::optional<clock_type::time_point> kill_at_, job_deadline_;
+    // A failing exit not yet reported: a signal death reaped before settle_at_ is blamed instead.
+    std::optional<failure> pending_;
+    std::optional<clock_type::time_point> settle_at_;
 };
 
 int job::running() const {
@@ -107,34 +124,55 @@ void job::end_job(int status) {
     kill_at_ = clock_type::now() + kill_grace;
 }
 
+void job::report(const failure &f) {
+    const char *after = opt_.keep_going ? "; the others run on (--keep-going)" : "";
+    if (WIFSIGNALED(f.wait_status)) {
+        int sig = WTERMSIG(f.wait_status);
+        say("rank %d (pid %d) was killed by signal %d (%s)%s", f.rank, f.pid, sig, strsignal(sig), after);
+    } else {
+        say("rank %d (pid %d) exited with status %d%s", f.rank, f.pid, WEXITSTATUS(f.wait_status), after);
+    }
+    if (!opt_.keep_going) {
+        end_job(f.job_status());
+    } else if (status_ == 0) {
+        status_ = f.job_status();  // the first failure is still the job's status
+    }
+}
+
 void job::reap() {
+    // Every rank that has ended by now, signal deaths first: reaped together, a killed rank and
+    // the ranks that exited because they saw it die come in no useful order.
+    std::vector<failure> ended;
     for (;;) {
         int st;
         pid_t pid = ::waitpid(-1, &st, WNOHANG);
-        if (pid <= 0) return;
-        int rank = -1;
+        if (pid <= 0) break;
         for (size_t i = 0; i < ranks_.size(); ++i)
-            if (ranks_[i].running && ranks_[i].pid == pid) rank = static_cast<int>(i);
-        if (rank < 0) continue;
-        ranks_[rank].running = false;
-        server_.rank_exited(rank);
+            if (ranks_[i].running && ranks_[i].pid == pid) ended.push_back({static_cast<int>(i), pid, st});
+    }
+    std::stable_sort(ended.begin(), ended.end(), [](const failure &a, const failure &b) {
+        return WIFSIGNALED(a.wait_status) > WIFSIGNALED(b.wait_status);
+    });
+    for (const failure &f : ended) {
+        ranks_[f.rank].running = false;
+        server_.rank_exited(f.rank);
         if (ending_) continue;  // ended by us or after the first failure: already reported
-        const char *after = opt_.keep_going ? "; the others run on (--keep-going)" : "";
-        int failure = 0;
-        if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
-            say("rank %d (pid %d) exited with status %d%s", rank, pid, WEXITSTATUS(st), after);
-            failure = WEXITSTATUS(st);
-        } else if (WIFSIGNALED(st)) {
-            int sig = WTERMSIG(st);
-            say("rank %d (pid %d) was killed by signal %d (%s)%s", rank, pid, sig, strsignal(sig), after);
-            failure = 128 + sig;
+        if (f.job_status() == 0) continue;
+        if (opt_.keep_going || WIFSIGNALED(f.wait_status)) {
+            pending_.reset();
+            settle_at_.reset();
+            report(f);
+        } else if (!pending_) {
+            pending_ = f;
+            settle_at_ = clock_type::now() + blame_settle;
         }
-        if (failure == 0) continue;
-        if (!opt_.keep_going) {
-            end_job(failure);
-        } else if (status_ == 0) {
-            status_ = failure;  // the first failure is still the job's status
-        }
+    }
+    // The failing exit stands once no signal death came within blame_settle (or no rank is left).
+    if (pending_ && !ending_ && (running() == 0 || clock_type::now() >= *settle_at_)) {
+        failure f = *pending_;
+        pending_.reset();
+        settle_at_.reset();
+        report(f);
     }
 }
 
@@ -152,7 +190,7 @@ void job::on_signal(int sig) {
 int job::poll_timeout() const {
     auto now = clock_type::now();
     long long t = server_.timeout_ms();
-    for (auto &d : {kill_at_, job_deadline_}) {
+    for (auto &d : {kill_at_, job_deadline_, settle_at_}) {
         if (!d) continue;
         long long ms =
             std::max<long long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(*d - now).count() + 1);
