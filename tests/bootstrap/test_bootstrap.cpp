@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "bootstrap/bootstrap.hpp"
 #include "error_detail.hpp"
@@ -210,6 +211,23 @@ TEST(KvsServer, SilentConnectionIsClosed) {
     ASSERT_TRUE(c.connected());
     EXPECT_TRUE(c.closed_by_server());
     EXPECT_TRUE(contains(srv.log(), "sent no job token in time"));
+}
+
+// 256 idle connections at start-up filled the server's unauthenticated slots and the rank's own
+// connection was closed: the oldest idle one now makes room, and that is logged.
+TEST(KvsServer, IdleFloodNeverKeepsARankOut) {
+    server_thread srv(1, token);
+    std::vector<std::unique_ptr<raw_client>> flood;
+    for (int i = 0; i < 300; ++i) {
+        flood.push_back(std::make_unique<raw_client>(srv.port()));
+        ASSERT_TRUE(flood.back()->connected());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all accepted
+    raw_client rank0(srv.port());
+    rank0.hello(0);
+    rank0.expect_ok("hello after 300 idle connections");
+    EXPECT_TRUE(contains(srv.log(), "that sent no job token, to make room")) << "the eviction is not logged";
+    EXPECT_TRUE(flood.front()->closed_by_server()) << "the oldest idle connection is the one closed";
 }
 
 TEST(KvsServer, DuplicateAndOutOfRangeRanksAreRefused) {

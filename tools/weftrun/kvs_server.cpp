@@ -19,7 +19,8 @@ namespace weftrun {
 namespace kvs = weft::kvs;
 using clock_type = std::chrono::steady_clock;
 
-// More unauthenticated connections than this at once are refused (a local flood).
+// More unauthenticated connections than this at once: the oldest is closed to make room (a
+// local flood of idle connections must never keep a rank, which says hello at once, out).
 constexpr size_t max_pending_conns = 256;
 
 struct kvs_server::conn {
@@ -121,10 +122,7 @@ void kvs_server::accept_all() {
         }
         size_t pending =
             std::count_if(conns_.begin(), conns_.end(), [](const auto &c) { return !c->dead && c->rank < 0; });
-        if (pending >= max_pending_conns) {
-            ::close(fd);
-            continue;
-        }
+        if (pending >= max_pending_conns) evict_oldest_unauthenticated();
         int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         auto c = std::make_unique<conn>();
@@ -133,6 +131,23 @@ void kvs_server::accept_all() {
         c->hello_by = clock_type::now() + hello_timeout_;
         conns_.push_back(std::move(c));
     }
+}
+
+void kvs_server::evict_oldest_unauthenticated() {
+    conn *oldest = nullptr;
+    for (auto &c : conns_)
+        if (!c->dead && c->rank < 0 && (oldest == nullptr || c->hello_by < oldest->hello_by)) oldest = c.get();
+    if (oldest == nullptr) return;
+    // Logged the first time, then at every power of two, so that a flood cannot flood the log.
+    ++evicted_;
+    std::string why;
+    if (evicted_ == 1)
+        why = "closed a connection from " + peer_name(*oldest) + " that sent no job token, to make room: more than " +
+            std::to_string(max_pending_conns) + " connections without one at once (a local flood?)";
+    else if ((evicted_ & (evicted_ - 1)) == 0)
+        why = "closed " + std::to_string(evicted_) + " connections that sent no job token so far, to make room (the " +
+            "latest from " + peer_name(*oldest) + ")";
+    drop(*oldest, why);
 }
 
 std::string kvs_server::peer_name(const conn &c) const {

@@ -63,6 +63,7 @@ class kvs_server {
     void reply_ok(conn &c, const std::string *value = nullptr);
     void reply_error(conn &c, const std::string &message);
     void drop(conn &c, const std::string &why);
+    void evict_oldest_unauthenticated();
     void rank_left(int rank);
     void check_fence();
     std::string peer_name(const conn &c) const;
@@ -73,6 +74,7 @@ class kvs_server {
     std::string token_;
     log_fn log_;
     std::chrono::milliseconds hello_timeout_{30000};
+    size_t evicted_ = 0;  // connections closed to make room
     std::vector<std::unique_ptr<conn>> conns_;
     std::vector<conn *> polled_;  // conns in the order add_pollfds listed them
     std::vector<rank_state> state_;
