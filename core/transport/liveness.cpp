@@ -58,7 +58,18 @@ struct monitor {
     std::thread thread;
     bool running = false;
     std::string address;  // "IPv4:port", for weft_get_runtime_info
+    // Kept open to be closed when accept fails for want of descriptors: it makes room to take
+    // the waiting connection off the backlog and close it, so the listener stops being
+    // readable (otherwise poll returns at once, for ever: the monitor spun at ~42% CPU).
+    int spare_fd = -1;
+    bool out_of_fds = false;  // seen EMFILE/ENFILE: missing peers are not blamed for it
+    bool pending_cap_logged = false;
 };
+
+// Connections that have not said hello yet, at most: beyond, the oldest is closed.  The
+// ranks that connect to this one are at most size - 1, so a local flood of idle connections
+// can neither exhaust this process's descriptors nor keep a rank out.
+constexpr size_t max_pending_hellos = 64;
 
 // On the heap and never destroyed by exit(): a program may exit without weft_finalize while
 // the thread runs (a global's destructor would end it with std::terminate).
@@ -141,6 +152,54 @@ void on_readable(monitor &m, link &l) {
     lost(l, n == 0 ? "closed" : std::strerror(errno));
 }
 
+// Takes every connection off the backlog: at most max_pending_hellos wait for their hello (the
+// oldest is closed for a new one), and when descriptors run out the connection is refused with
+// the spare descriptor's room.
+void accept_pending(monitor &m) {
+    for (;;) {
+        int fd = ::accept4(m.listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            if ((errno == EMFILE || errno == ENFILE) && m.spare_fd >= 0) {
+                if (!m.out_of_fds)
+                    log(WEFT_LOG_ERROR,
+                        "liveness: this process ran out of file descriptors (raise ulimit -n); refusing "
+                        "connections to its liveness listener meanwhile");
+                m.out_of_fds = true;
+                ::close(m.spare_fd);
+                int refused = ::accept4(m.listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+                if (refused >= 0) ::close(refused);
+                g_stats.liveness_refused.fetch_add(1, std::memory_order_relaxed);
+                m.spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+                if (refused >= 0) continue;
+            }
+            return;
+        }
+        size_t pending = 0;
+        link *oldest = nullptr;
+        for (link &l : m.links)
+            if (l.fd >= 0 && l.rank < 0) {
+                ++pending;
+                if (oldest == nullptr || l.hello_deadline < oldest->hello_deadline) oldest = &l;
+            }
+        if (pending >= max_pending_hellos && oldest != nullptr) {
+            if (!m.pending_cap_logged)
+                log(WEFT_LOG_WARN,
+                    "liveness: more than %zu connections without a hello at once (a local flood?); closing the "
+                    "oldest of them to make room",
+                    max_pending_hellos);
+            m.pending_cap_logged = true;
+            g_stats.liveness_refused.fetch_add(1, std::memory_order_relaxed);
+            close_link(*oldest);
+        }
+        tune(fd, m.timeout_s);
+        link l;
+        l.fd = fd;
+        l.hello_deadline = clock_type::now() + std::chrono::seconds(m.timeout_s > 0 ? m.timeout_s : 5);
+        m.links.push_back(l);
+    }
+}
+
 void run(monitor &m) {
     std::vector<pollfd> fds;
     for (;;) {
@@ -166,11 +225,21 @@ void run(monitor &m) {
             if (!m.connected[static_cast<size_t>(r)] && !peer_failed(r)) waiting_for_connects = true;
         if (waiting_for_connects) {
             if (now >= m.connect_deadline) {
-                for (int r = m.rank + 1; r < m.size; ++r)
-                    if (!m.connected[static_cast<size_t>(r)])
-                        peer_failure_record(r,
-                                            "it did not open its liveness connection within " +
-                                                std::to_string(4 * m.timeout_s) + " s of init (WEFT_PEER_TIMEOUT)");
+                for (int r = m.rank + 1; r < m.size; ++r) {
+                    if (m.connected[static_cast<size_t>(r)]) continue;
+                    if (m.out_of_fds) {
+                        // Not its fault: this process could not accept it.
+                        log(WEFT_LOG_ERROR,
+                            "liveness: rank %d never connected, but this process ran out of file descriptors "
+                            "(raise ulimit -n); its failures will not be detected",
+                            r);
+                        m.connected[static_cast<size_t>(r)] = true;
+                        continue;
+                    }
+                    peer_failure_record(r,
+                                        "it did not open its liveness connection within " +
+                                            std::to_string(4 * m.timeout_s) + " s of init (WEFT_PEER_TIMEOUT)");
+                }
             } else {
                 consider(m.connect_deadline);
             }
@@ -194,17 +263,7 @@ void run(monitor &m) {
         if (fds[0].revents != 0) return;  // liveness_close
         for (size_t i = 2; i < fds.size(); ++i)
             if (fds[i].revents != 0) on_readable(m, m.links[i - 2]);
-        if (fds[1].revents & POLLIN) {
-            for (;;) {
-                int fd = ::accept4(m.listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-                if (fd < 0) break;
-                tune(fd, m.timeout_s);
-                link l;
-                l.fd = fd;
-                l.hello_deadline = clock_type::now() + std::chrono::seconds(m.timeout_s > 0 ? m.timeout_s : 5);
-                m.links.push_back(l);
-            }
-        }
+        if (fds[1].revents & POLLIN) accept_pending(m);
     }
 }
 
@@ -273,6 +332,7 @@ int liveness_start(bootstrap &boot) {
         m.connected[static_cast<size_t>(r)] = true;
         m.links.push_back(l);
     }
+    m.spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     m.wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (m.wake_fd < 0) return fail(WEFT_ERR_BOOTSTRAP, "liveness: eventfd: %s", std::strerror(errno));
     m.thread = std::thread([] { run(*g_mon); });
@@ -296,7 +356,8 @@ void liveness_close() {
     m.links.clear();
     if (m.listen_fd >= 0) ::close(m.listen_fd);
     if (m.wake_fd >= 0) ::close(m.wake_fd);
-    m.listen_fd = m.wake_fd = -1;
+    if (m.spare_fd >= 0) ::close(m.spare_fd);
+    m.listen_fd = m.wake_fd = m.spare_fd = -1;
 }
 
 std::string liveness_address() { return g_mon != nullptr && g_mon->listen_fd >= 0 ? g_mon->address : std::string(); }

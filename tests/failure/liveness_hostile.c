@@ -12,18 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "weft/weft.h"
-
-static int me = -1;
-
-#define EXPECT(cond, what)                                               \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            printf("rank %d: FAIL: %s (line %d)\n", me, what, __LINE__); \
-            return 1;                                                    \
-        }                                                                \
-    } while (0)
-#define CHECK(call) EXPECT((call) == WEFT_SUCCESS, #call)
+#include "liveness_attack.h"
 
 static long stat_of(const char *key) {
     weft_info info;
@@ -55,19 +44,8 @@ static int poke(const char *address, const void *bytes, size_t len) {
 }
 
 int main(int argc, char **argv) {
-    setvbuf(stdout, NULL, _IONBF, 0);
-    CHECK(weft_init(&argc, &argv));
-    int size = 0;
-    weft_comm_rank(WEFT_COMM_WORLD, &me);
-    weft_comm_size(WEFT_COMM_WORLD, &size);
-    EXPECT(size == 2, "run with 2 processes");
-    weft_info info;
     char address[64] = "";
-    int flag = 0;
-    CHECK(weft_get_runtime_info(&info));
-    weft_info_get(info, "liveness_address", sizeof address, address, &flag);
-    weft_info_free(&info);
-    EXPECT(flag, "the monitor runs and reports its address");
+    if (attack_start(&argc, &argv, address, sizeof address)) return 1;
     if (me == 0) {
         /* Rank 0 accepts from rank 1: attack its own listener with what rank 1 cannot be. */
         char garbage[16];
