@@ -4,7 +4,8 @@
 using namespace weft_mpi;
 
 namespace {
-int out_comm(int rc, weft_comm c, MPI_Comm *newcomm) {
+// The result is read by reference: after the call that wrote it.
+int out_comm(int rc, const weft_comm &c, MPI_Comm *newcomm) {
     if (rc == WEFT_SUCCESS) *newcomm = mcomm(c);
     return merr(rc);
 }

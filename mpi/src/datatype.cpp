@@ -5,7 +5,8 @@
 using namespace weft_mpi;
 
 namespace {
-int out_type(int rc, weft_datatype t, MPI_Datatype *newtype) {
+// The result is read by reference: after the call that wrote it.
+int out_type(int rc, const weft_datatype &t, MPI_Datatype *newtype) {
     if (rc == WEFT_SUCCESS) *newtype = mtype(t);
     return merr(rc);
 }

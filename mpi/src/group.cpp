@@ -4,7 +4,8 @@
 using namespace weft_mpi;
 
 namespace {
-int out_group(int rc, weft_group g, MPI_Group *newgroup) {
+// The result is read by reference: after the call that wrote it.
+int out_group(int rc, const weft_group &g, MPI_Group *newgroup) {
     if (rc == WEFT_SUCCESS) *newgroup = mgroup(g);
     return merr(rc);
 }

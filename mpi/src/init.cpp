@@ -79,21 +79,26 @@ extern "C" int PMPI_Get_version(int *version, int *subversion) {
 extern "C" int PMPI_Get_library_version(char *version, int *resultlen) {
     if (version == nullptr || resultlen == nullptr)
         return fail(WEFT_COMM_SELF, WEFT_ERR_ARG, "MPI_Get_library_version: version and resultlen must not be NULL");
-    char fabric[128] = "";
+    // Once initialized: the fabric and bootstrap in use ("fabric=ucx bootstrap=weftrun").
+    char runtime[256] = "";
     int init = 0, fin = 0;
     weft_initialized(&init);
     weft_finalized(&fin);
     weft_info info;
     if (init && !fin && weft_get_runtime_info(&info) == WEFT_SUCCESS) {
-        int flag = 0;
-        char value[96];
-        if (weft_info_get(info, "fabric", sizeof value - 1, value, &flag) == WEFT_SUCCESS && flag)
-            std::snprintf(fabric, sizeof fabric, ", fabric %s", value);
+        size_t used = 0;
+        for (const char *key : {"fabric", "bootstrap"}) {
+            int flag = 0;
+            char value[96];
+            if (weft_info_get(info, key, sizeof value - 1, value, &flag) == WEFT_SUCCESS && flag)
+                used += static_cast<size_t>(
+                    std::snprintf(runtime + used, sizeof runtime - used, "%s%s=%s", used ? " " : ": ", key, value));
+        }
         weft_info_free(&info);
     }
-    int n =
-        std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "Weft %d.%d.%d MPI front end (MPI %d.%d, MPICH ABI)%s",
-                      WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH, MPI_VERSION, MPI_SUBVERSION, fabric);
+    int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "Weft %d.%d.%d MPI front end (MPI %d.%d, MPICH ABI)%s",
+                          WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH, MPI_VERSION, MPI_SUBVERSION,
+                          runtime);
     *resultlen = n;
     return MPI_SUCCESS;
 }
