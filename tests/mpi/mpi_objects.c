@@ -16,10 +16,15 @@ static void long_max_c(void *in, void *inout, MPI_Count *len, MPI_Datatype *t) {
     for (MPI_Count i = 0; i < *len; ++i)
         if (((long *)in)[i] > ((long *)inout)[i]) ((long *)inout)[i] = ((long *)in)[i];
 }
-/* Non-commutative: inout = in * 10 + inout digit-wise keeps rank order visible. */
-static void concat(void *in, void *inout, int *len, MPI_Datatype *t) {
+/* Associative, not commutative: 2x2 matrix products, inout = in x inout (in: the lower ranks). */
+static void matmul(void *in, void *inout, int *len, MPI_Datatype *t) {
     (void)t;
-    for (int i = 0; i < *len; ++i) ((int *)inout)[i] = ((int *)in)[i] * 10 + ((int *)inout)[i];
+    for (int k = 0; k < *len; ++k) {
+        long *a = (long *)in + 4 * k, *b = (long *)inout + 4 * k, c[4];
+        c[0] = a[0] * b[0] + a[1] * b[2], c[1] = a[0] * b[1] + a[1] * b[3];
+        c[2] = a[2] * b[0] + a[3] * b[2], c[3] = a[2] * b[1] + a[3] * b[3];
+        memcpy(b, c, sizeof c);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -240,7 +245,7 @@ int main(int argc, char **argv) {
     MPI_Op sum, maxc, cat;
     CHECK_RC(MPI_Op_create(int_sum, 1, &sum));
     CHECK_RC(MPI_Op_create_c(long_max_c, 1, &maxc));
-    CHECK_RC(MPI_Op_create(concat, 0, &cat));
+    CHECK_RC(MPI_Op_create(matmul, 0, &cat));
     int commute = -1;
     CHECK_RC(MPI_Op_commutative(cat, &commute));
     CHECK(commute == 0);
@@ -252,14 +257,21 @@ int main(int argc, char **argv) {
     long la[3] = {rank * 3L, -rank, 5}, lb3[3];
     CHECK_RC(MPI_Allreduce(la, lb3, 3, MPI_LONG, maxc, dup));
     CHECK(lb3[0] == (size - 1) * 3L && lb3[1] == 0 && lb3[2] == 5);
-    int digit = rank + 1, folded = 0;
-    CHECK_RC(MPI_Reduce(&digit, &folded, 1, MPI_INT, cat, 0, dup));
-    if (rank == 0 && size <= 9) {
-        int want = 0;
-        for (int q = 1; q <= size; ++q) want = want * 10 + q;
-        /* rank order: ((1 op 2) op 3)... with a op b = a * 10 + b: the digits 1..size */
-        CHECK(folded == want);
+    MPI_Datatype mat;
+    CHECK_RC(MPI_Type_contiguous(4, MPI_LONG, &mat));
+    CHECK_RC(MPI_Type_commit(&mat));
+    long m[4] = {rank + 1, 1, 0, 1}, prod[4], want[4] = {1, 0, 0, 1};
+    for (int q = 0; q < size; ++q) { /* want = M0 x M1 x ... x M(size-1) */
+        long mq[4] = {q + 1, 1, 0, 1}, c[4];
+        c[0] = want[0] * mq[0] + want[1] * mq[2], c[1] = want[0] * mq[1] + want[1] * mq[3];
+        c[2] = want[2] * mq[0] + want[3] * mq[2], c[3] = want[2] * mq[1] + want[3] * mq[3];
+        memcpy(want, c, sizeof c);
     }
+    CHECK_RC(MPI_Reduce(m, prod, 1, mat, cat, 0, dup));
+    if (rank == 0) CHECK(memcmp(prod, want, sizeof want) == 0);
+    CHECK_RC(MPI_Allreduce(m, prod, 1, mat, cat, dup));
+    CHECK(memcmp(prod, want, sizeof want) == 0);
+    CHECK_RC(MPI_Type_free(&mat));
     int li[3] = {1, 2, 3}, lio[3] = {10, 20, 30};
     CHECK_RC(MPI_Reduce_local(li, lio, 3, MPI_INT, sum));
     CHECK(lio[0] == 11 && lio[1] == 22 && lio[2] == 33);
