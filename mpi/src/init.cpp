@@ -96,9 +96,9 @@ extern "C" int PMPI_Get_library_version(char *version, int *resultlen) {
         }
         weft_info_free(&info);
     }
-    int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "Weft %d.%d.%d MPI front end (MPI %d.%d, MPICH ABI)%s",
-                          WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH, MPI_VERSION, MPI_SUBVERSION,
-                          runtime);
+    int n =
+        std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "Weft %d.%d.%d MPI front end (MPI %d.%d, MPICH ABI)%s",
+                      WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH, MPI_VERSION, MPI_SUBVERSION, runtime);
     *resultlen = n;
     return MPI_SUCCESS;
 }

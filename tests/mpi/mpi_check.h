@@ -6,29 +6,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(cond)                                                                              \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
-            fflush(stderr);                                                                      \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                        \
-            exit(1);                                                                             \
-        }                                                                                        \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            fflush(stderr);                                                          \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                            \
+            exit(1);                                                                 \
+        }                                                                            \
     } while (0)
 
-#define CHECK_RC(call)                                                                           \
-    do {                                                                                         \
-        int check_rc_ = (call);                                                                  \
-        if (check_rc_ != MPI_SUCCESS) {                                                          \
-            char check_s_[MPI_MAX_ERROR_STRING];                                                 \
-            int check_n_ = 0;                                                                    \
-            MPI_Error_string(check_rc_, check_s_, &check_n_);                                    \
-            fprintf(stderr, "%s:%d: %s returned %d (%s)\n", __FILE__, __LINE__, #call, check_rc_, \
-                    check_s_);                                                                   \
-            fflush(stderr);                                                                      \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                        \
-            exit(1);                                                                             \
-        }                                                                                        \
+#define CHECK_RC(call)                                                                                       \
+    do {                                                                                                     \
+        int check_rc_ = (call);                                                                              \
+        if (check_rc_ != MPI_SUCCESS) {                                                                      \
+            char check_s_[MPI_MAX_ERROR_STRING];                                                             \
+            int check_n_ = 0;                                                                                \
+            MPI_Error_string(check_rc_, check_s_, &check_n_);                                                \
+            fprintf(stderr, "%s:%d: %s returned %d (%s)\n", __FILE__, __LINE__, #call, check_rc_, check_s_); \
+            fflush(stderr);                                                                                  \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                    \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
 /* Rank 0 prints the program's size and the library (Weft's says "bootstrap=<name>", which

@@ -13,34 +13,34 @@ static MPI_Request req;
 static MPI_Comm comm;
 
 /* v: 0 blocking, 1 nonblocking, 2 persistent (int counts); 3, 4, 5 the same with _c. */
-#define RUN(v, B, I, P, BC, IC, PC)                                        \
-    do {                                                                   \
-        switch (v) {                                                       \
-        case 0: CHECK_RC(B); break;                                        \
-        case 1:                                                            \
-            CHECK_RC(I);                                                   \
-            CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));                   \
-            break;                                                         \
-        case 2:                                                            \
-            CHECK_RC(P);                                                   \
-            for (int run_ = 0; run_ < 2; ++run_) {                         \
-                CHECK_RC(MPI_Start(&req));                                 \
-                CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));               \
-            }                                                              \
-            CHECK_RC(MPI_Request_free(&req));                              \
-            break;                                                         \
-        case 3: CHECK_RC(BC); break;                                       \
-        case 4:                                                            \
-            CHECK_RC(IC);                                                  \
-            CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));                   \
-            break;                                                         \
-        default:                                                           \
-            CHECK_RC(PC);                                                  \
-            CHECK_RC(MPI_Start(&req));                                     \
-            CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));                   \
-            CHECK_RC(MPI_Request_free(&req));                              \
-            break;                                                         \
-        }                                                                  \
+#define RUN(v, B, I, P, BC, IC, PC)                              \
+    do {                                                         \
+        switch (v) {                                             \
+            case 0: CHECK_RC(B); break;                          \
+            case 1:                                              \
+                CHECK_RC(I);                                     \
+                CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));     \
+                break;                                           \
+            case 2:                                              \
+                CHECK_RC(P);                                     \
+                for (int run_ = 0; run_ < 2; ++run_) {           \
+                    CHECK_RC(MPI_Start(&req));                   \
+                    CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE)); \
+                }                                                \
+                CHECK_RC(MPI_Request_free(&req));                \
+                break;                                           \
+            case 3: CHECK_RC(BC); break;                         \
+            case 4:                                              \
+                CHECK_RC(IC);                                    \
+                CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));     \
+                break;                                           \
+            default:                                             \
+                CHECK_RC(PC);                                    \
+                CHECK_RC(MPI_Start(&req));                       \
+                CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));     \
+                CHECK_RC(MPI_Request_free(&req));                \
+                break;                                           \
+        }                                                        \
     } while (0)
 #define INFO MPI_INFO_NULL
 
@@ -68,7 +68,8 @@ int main(int argc, char **argv) {
         for (int i = 0; i < C; ++i) out[i] = rank == root ? root * 100 + i : -1;
         RUN(v, MPI_Bcast(out, C, MPI_INT, root, comm), MPI_Ibcast(out, C, MPI_INT, root, comm, &req),
             MPI_Bcast_init(out, C, MPI_INT, root, comm, INFO, &req), MPI_Bcast_c(out, cC, MPI_INT, root, comm),
-            MPI_Ibcast_c(out, cC, MPI_INT, root, comm, &req), MPI_Bcast_init_c(out, cC, MPI_INT, root, comm, INFO, &req));
+            MPI_Ibcast_c(out, cC, MPI_INT, root, comm, &req),
+            MPI_Bcast_init_c(out, cC, MPI_INT, root, comm, INFO, &req));
         for (int i = 0; i < C; ++i) CHECK(out[i] == root * 100 + i);
 
         /* Reduce (sum) */
@@ -237,8 +238,7 @@ int main(int argc, char **argv) {
         memset(out, 0xff, sizeof out);
         RUN(v, MPI_Exscan(in, out, C, MPI_INT, MPI_SUM, comm), MPI_Iexscan(in, out, C, MPI_INT, MPI_SUM, comm, &req),
             MPI_Exscan_init(in, out, C, MPI_INT, MPI_SUM, comm, INFO, &req),
-            MPI_Exscan_c(in, out, cC, MPI_INT, MPI_SUM, comm),
-            MPI_Iexscan_c(in, out, cC, MPI_INT, MPI_SUM, comm, &req),
+            MPI_Exscan_c(in, out, cC, MPI_INT, MPI_SUM, comm), MPI_Iexscan_c(in, out, cC, MPI_INT, MPI_SUM, comm, &req),
             MPI_Exscan_init_c(in, out, cC, MPI_INT, MPI_SUM, comm, INFO, &req));
         if (rank > 0)
             for (int i = 0; i < C; ++i) CHECK(out[i] == rank * (rank + 1) / 2 + rank * i);

@@ -15,8 +15,12 @@ static void fill(int *b, int n, int seed) {
 static void expect(const int *b, int n, int seed) {
     for (int i = 0; i < n; ++i) CHECK(b[i] == seed * 1000 + i);
 }
-static void expect_status(const MPI_Status *st, int source, int tag, int count) {
-    CHECK(st->MPI_SOURCE == source && st->MPI_TAG == tag && st->MPI_ERROR == MPI_SUCCESS);
+static void expect_status_at(int line, const MPI_Status *st, int source, int tag, int count) {
+    if (st->MPI_SOURCE != source || st->MPI_TAG != tag)
+        fprintf(stderr, "line %d: status source %d tag %d, expected %d %d\n", line, st->MPI_SOURCE, st->MPI_TAG, source,
+                tag);
+    /* (MPI_ERROR is set by the multiple-completion calls only: not checked here) */
+    CHECK(st->MPI_SOURCE == source && st->MPI_TAG == tag);
     int c = -1;
     CHECK_RC(MPI_Get_count(st, MPI_INT, &c));
     CHECK(c == count);
@@ -39,6 +43,8 @@ static void expect_status(const MPI_Status *st, int source, int tag, int count) 
 /* One blocking send kind, with int and _c counts, against MPI_Recv / MPI_Recv_c. */
 typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
 typedef int (*send_c_fn)(const void *, MPI_Count, MPI_Datatype, int, int, MPI_Comm);
+#define expect_status(...) expect_status_at(__LINE__, __VA_ARGS__)
+
 static void blocking(send_fn f, send_c_fn fc, int tag) {
     int out[N], in[N];
     MPI_Status st;
@@ -140,7 +146,9 @@ int main(int argc, char **argv) {
     int flag = 0;
     CHECK_RC(MPI_Request_get_status(p[0], &flag, MPI_STATUS_IGNORE));
     CHECK(flag == 1);
+#ifdef WEFT_MPI /* MPICH has it from 4.2 on */
     CHECK(MPIX_Request_is_complete(p[0]) == 1);
+#endif
     for (int i = 0; i < 8; ++i) {
         CHECK_RC(MPI_Request_free(&p[i]));
         CHECK(p[i] == MPI_REQUEST_NULL);
@@ -163,9 +171,11 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Isendrecv(out, N, MPI_INT, right, 64, in, N, MPI_INT, left, 64, MPI_COMM_WORLD, &r));
     CHECK_RC(MPI_Wait(&r, &st));
     expect(in, N, left);
+#ifdef WEFT_MPI /* MPICH 4.0.2 leaves the status of an MPI_Isendrecv request unwritten */
     expect_status(&st, left, 64, N);
-    CHECK_RC(MPI_Isendrecv_c(out, (MPI_Count)N, MPI_INT, right, 65, in, (MPI_Count)N, MPI_INT, left, 65,
-                             MPI_COMM_WORLD, &r));
+#endif
+    CHECK_RC(MPI_Isendrecv_c(out, (MPI_Count)N, MPI_INT, right, 65, in, (MPI_Count)N, MPI_INT, left, 65, MPI_COMM_WORLD,
+                             &r));
     CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE));
     fill(in, N, rank);
     CHECK_RC(MPI_Isendrecv_replace(in, N, MPI_INT, right, 66, left, 66, MPI_COMM_WORLD, &r));
@@ -258,7 +268,9 @@ int main(int argc, char **argv) {
     CHECK(flag == 0 && r != MPI_REQUEST_NULL);
     CHECK_RC(MPI_Request_get_status(r, &flag, &st));
     CHECK(flag == 0);
+#ifdef WEFT_MPI
     CHECK(MPIX_Request_is_complete(r) == 0);
+#endif
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     CHECK_RC(MPI_Send(out, 6, MPI_INT, right, 82, MPI_COMM_WORLD));
     do {
@@ -304,8 +316,10 @@ int main(int argc, char **argv) {
     int cls = -1;
     CHECK_RC(MPI_Error_class(rc, &cls));
     CHECK(cls == MPI_ERR_TRUNCATE);
+#ifdef WEFT_MPI /* Weft fills MPI_ERROR in every status; MPI requires it of multiple completion only */
     CHECK_RC(MPI_Error_class(st.MPI_ERROR, &cls));
     CHECK(cls == MPI_ERR_TRUNCATE);
+#endif
     CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE));
     CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 
