@@ -50,6 +50,11 @@ struct type_row {
 struct basic_type_table {
     type_row rows[256];  // by the low byte
 };
+// The Weft type of each 0x4c00xxxx value, by its low 16 bits (an invalid type for values that
+// are no MPI datatype): one load translates and validates a predefined type.
+struct basic_type_index {
+    weft_datatype weft[65536];
+};
 struct pair_type_table {
     type_row rows[4];
 };
@@ -57,15 +62,13 @@ struct reverse_type_table {
     MPI_Datatype rows[32];  // Weft's built-in types, by their low bits
 };
 extern const basic_type_table basic_types;
+extern const basic_type_index basic_type_of;
 extern const pair_type_table pair_types;
 extern const reverse_type_table weft_to_mpi_type;
 
 WEFT_MPI_HOT weft_datatype wtype(MPI_Datatype t) {
     uint32_t u = static_cast<uint32_t>(t);
-    if (WEFT_MPI_LIKELY((u >> 16) == 0x4c00u)) {
-        const type_row &r = basic_types.rows[u & 0xffu];
-        return r.mpi == t ? r.weft : static_cast<weft_datatype>(0x5fffffff);  // an invalid type
-    }
+    if (WEFT_MPI_LIKELY((u >> 16) == 0x4c00u)) return basic_type_of.weft[u & 0xffffu];
     if ((u >> 4) == 0x8c00000u)
         return (u & 0xfu) < 4 ? pair_types.rows[u & 0xfu].weft : static_cast<weft_datatype>(0x5fffffff);
     if (t == MPI_DATATYPE_NULL) return WEFT_DATATYPE_NULL;
@@ -134,9 +137,10 @@ inline MPI_Errhandler merrh(weft_errhandler e) {
 }
 
 // ---- ranks: MPI_PROC_NULL (-1) / MPI_ANY_SOURCE (-2) are WEFT_PROC_NULL (-2) /
-// WEFT_ANY_SOURCE (-1): the two values swap; every other rank is the same ----
-WEFT_MPI_HOT int wrank(int r) { return r < 0 && r >= -2 ? -3 - r : r; }
-WEFT_MPI_HOT int mrank(int r) { return r < 0 && r >= -2 ? -3 - r : r; }
+// WEFT_ANY_SOURCE (-1): the two values swap, by flipping bit 0 of every negative value (other
+// negative values are invalid ranks on both sides and stay invalid); others are the same ----
+WEFT_MPI_HOT int wrank(int r) { return r ^ static_cast<int>(static_cast<uint32_t>(r) >> 31); }
+WEFT_MPI_HOT int mrank(int r) { return r ^ static_cast<int>(static_cast<uint32_t>(r) >> 31); }
 
 // ---- error codes ----
 // Weft code w (1..63) -> MPI class | w << 8; codes and classes a program added (Weft numbers

@@ -22,11 +22,12 @@ WEFT_MPI_HOT int send(const char *fn, const void *buf, C count, MPI_Datatype t, 
     if (bad_count(count)) return count_fail(comm, fn);
     return merr(F(buf, static_cast<size_t>(count), wtype(t), wrank(dest), tag, wcomm(comm)));
 }
+// Weft checks the request pointer (and everything else) itself; only the sign of the count is
+// the front end's (a negative int would become a huge size_t).
 template <isend_fn F, class C>
 WEFT_MPI_HOT int isend(const char *fn, const void *buf, C count, MPI_Datatype t, int dest, int tag, MPI_Comm comm,
                        MPI_Request *request) {
     if (bad_count(count)) return count_fail(comm, fn);
-    if (WEFT_MPI_UNLIKELY(request == nullptr)) return arg_fail(comm, fn, "request is NULL");
     int rc = F(buf, static_cast<size_t>(count), wtype(t), wrank(dest), tag, wcomm(comm), request);
     if (WEFT_MPI_UNLIKELY(rc != WEFT_SUCCESS)) return merr(rc);
     return MPI_SUCCESS;  // a Weft request handle is never MPI_REQUEST_NULL's value
@@ -35,7 +36,6 @@ template <irecv_fn F, class C>
 WEFT_MPI_HOT int irecv(const char *fn, void *buf, C count, MPI_Datatype t, int source, int tag, MPI_Comm comm,
                        MPI_Request *request) {
     if (bad_count(count)) return count_fail(comm, fn);
-    if (WEFT_MPI_UNLIKELY(request == nullptr)) return arg_fail(comm, fn, "request is NULL");
     int rc = F(buf, static_cast<size_t>(count), wtype(t), wrank(source), tag, wcomm(comm), request);
     if (WEFT_MPI_UNLIKELY(rc != WEFT_SUCCESS)) return merr(rc);
     return MPI_SUCCESS;

@@ -150,6 +150,14 @@ static_assert(WEFT_ERR_LASTCODE < 64, "Weft codes must fit the front end's class
 }  // namespace
 
 constinit const basic_type_table basic_types = make_basic();
+constexpr basic_type_index make_index() {
+    basic_type_index x{};
+    for (auto &w : x.weft) w = invalid_type;
+    for (const type_row &r : make_basic().rows)
+        if ((static_cast<uint32_t>(r.mpi) >> 16) == 0x4c00u) x.weft[static_cast<uint32_t>(r.mpi) & 0xffffu] = r.weft;
+    return x;
+}
+constinit const basic_type_index basic_type_of = make_index();
 constinit const pair_type_table pair_types = {{{MPI_FLOAT_INT, WEFT_FLOAT_INT},
                                                {MPI_DOUBLE_INT, WEFT_DOUBLE_INT},
                                                {MPI_LONG_INT, WEFT_LONG_INT},

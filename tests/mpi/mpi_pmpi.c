@@ -39,7 +39,9 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Allreduce(&x, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     CHECK(s == size * (size - 1) / 2);
     CHECK(sends == 1 && isends == 3 && allreduces == 1);
-    if (rank == 0) printf("mpi_pmpi: OK (%d MPI_Send, %d MPI_Isend, %d MPI_Allreduce seen by the tool)\n", sends, isends, allreduces);
+    if (rank == 0)
+        printf("mpi_pmpi: OK (%d MPI_Send, %d MPI_Isend, %d MPI_Allreduce seen by the tool)\n", sends, isends,
+               allreduces);
     CHECK_RC(MPI_Finalize());
     return 0;
 }
