@@ -153,6 +153,20 @@ int main(int argc, char **argv) {
         CHECK_RC(MPI_Request_free(&p[i]));
         CHECK(p[i] == MPI_REQUEST_NULL);
     }
+    /* The large-count persistent synchronous and ready sends. */
+    MPI_Request q[2], s2[2];
+    CHECK_RC(MPI_Irecv(in, N, MPI_INT, left, 55, MPI_COMM_WORLD, &q[0]));
+    CHECK_RC(MPI_Irecv(in + N / 2, N / 2, MPI_INT, left, 56, MPI_COMM_WORLD, &q[1]));
+    CHECK_RC(MPI_Ssend_init_c(out, (MPI_Count)3, MPI_INT, right, 55, MPI_COMM_WORLD, &s2[0]));
+    CHECK_RC(MPI_Rsend_init_c(out, (MPI_Count)4, MPI_INT, right, 56, MPI_COMM_WORLD, &s2[1]));
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_RC(MPI_Startall(2, s2));
+    CHECK_RC(MPI_Waitall(2, q, sts));
+    CHECK_RC(MPI_Waitall(2, s2, MPI_STATUSES_IGNORE));
+    expect_status(&sts[0], left, 55, 3);
+    expect_status(&sts[1], left, 56, 4);
+    CHECK_RC(MPI_Request_free(&s2[0]));
+    CHECK_RC(MPI_Request_free(&s2[1]));
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
 
     /* Sendrecv and its replace and nonblocking forms, int and _c. */
