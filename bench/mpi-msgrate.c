@@ -45,13 +45,13 @@ typedef MPI_Request req_t;
 #define BARRIER() MPI_Barrier(MPI_COMM_WORLD)
 #endif
 
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        int rc_ = (call);                                                              \
-        if (rc_ != 0) {                                                                \
-            fprintf(stderr, "mpi-msgrate (%s): %s failed: %d\n", API, #call, rc_);     \
-            exit(1);                                                                   \
-        }                                                                              \
+#define CHECK(call)                                                                \
+    do {                                                                           \
+        int rc_ = (call);                                                          \
+        if (rc_ != 0) {                                                            \
+            fprintf(stderr, "mpi-msgrate (%s): %s failed: %d\n", API, #call, rc_); \
+            exit(1);                                                               \
+        }                                                                          \
     } while (0)
 
 int main(int argc, char **argv) {
@@ -60,11 +60,13 @@ int main(int argc, char **argv) {
     int opt;
     while ((opt = getopt(argc, argv, "s:W:i:w:")) != -1) {
         switch (opt) {
-        case 's': size = atol(optarg); break;
-        case 'W': window = atol(optarg); break;
-        case 'i': iters = atol(optarg); break;
-        case 'w': warmup = atol(optarg); break;
-        default: fprintf(stderr, "usage: weftrun -n 2 %s [-s SIZE] [-W WINDOW] [-i ITERS] [-w WARMUP]\n", argv[0]); return 2;
+            case 's': size = atol(optarg); break;
+            case 'W': window = atol(optarg); break;
+            case 'i': iters = atol(optarg); break;
+            case 'w': warmup = atol(optarg); break;
+            default:
+                fprintf(stderr, "usage: weftrun -n 2 %s [-s SIZE] [-W WINDOW] [-i ITERS] [-w WARMUP]\n", argv[0]);
+                return 2;
         }
     }
     int rank;

@@ -94,7 +94,8 @@ WEFT_MPI_HOT weft_op wop(MPI_Op o) {
 inline MPI_Op mop(weft_op o) {
     uint32_t u = static_cast<uint32_t>(o);
     if (o == WEFT_OP_NULL) return MPI_OP_NULL;
-    if ((u & 0xffffff00u) == 0x60000000u) return static_cast<MPI_Op>(0x58000000u | (u & 0xffu));
+    if ((u & 0xffffff00u) == 0x60000000u && (u & 0xffu) >= 1 && (u & 0xffu) <= 0x0c)  // Weft's predefined ops
+        return static_cast<MPI_Op>(0x58000000u | (u & 0xffu));
     return o;
 }
 

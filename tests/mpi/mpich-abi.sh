@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# mpich-abi.sh WEFTRUN WEFT_MPI_LIBDIR SRCDIR WORKDIR
+# mpich-abi.sh WEFTRUN WEFT_MPI_LIBDIR SRCDIR WORKDIR [SANITIZERS]
 #
 # The MPICH ABI: programs built by Debian's mpicc.mpich (linked against libmpich.so.12) run on
 # MPICH under mpiexec.mpich, then the same binaries on Weft by library path alone
 # (LD_LIBRARY_PATH=WEFT_MPI_LIBDIR, which holds libmpich.so.12 -> libweft-mpi), under weftrun and
 # under mpiexec.mpich (Weft bootstraps from PMI_FD), with LD_BIND_NOW=1 so that every function
 # the program names must exist in Weft.  A program calling a function Weft does not define fails
-# to load, naming it.  Exit 77 (skip) without mpicc.mpich / mpiexec.mpich (Debian package mpich).
+# to load, naming it.  Exit 77 (skip) without mpicc.mpich / mpiexec.mpich (Debian package mpich),
+# and in a sanitized build (an uninstrumented MPICH binary cannot load an ASan/TSan library).
 set -u
-weftrun=$1 libdir=$2 src=$3 work=$4
+weftrun=$1 libdir=$2 src=$3 work=$4 sanitize=${5:-}
+[ -z "$sanitize" ] || { echo "mpich-abi: SKIP: libweft-mpi is built with -fsanitize=$sanitize"; exit 77; }
 for tool in mpicc.mpich mpiexec.mpich; do
   command -v $tool >/dev/null || { echo "mpich-abi: SKIP: $tool not installed (Debian package: mpich)"; exit 77; }
 done
