@@ -22,25 +22,18 @@ extern "C" int PMPI_Group_rank(MPI_Group group, int *rank) {
     return MPI_SUCCESS;
 }
 
-#define WEFT_MPI_GROUP_RANKS(Name, wname)                                                                  \
-    extern "C" int PMPI_##Name(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {           \
+// incl and excl take ranks (const int[]), range_incl and range_excl triplets (int[][3]).
+#define WEFT_MPI_GROUP_SUBSET(Name, wname, array)                                                          \
+    extern "C" int PMPI_##Name(MPI_Group group, int n, array, MPI_Group *newgroup) {                       \
         if (n < 0 || newgroup == nullptr)                                                                  \
             return fail(WEFT_COMM_SELF, WEFT_ERR_ARG, "MPI_" #Name ": n must be >= 0 and newgroup valid"); \
         weft_group g = WEFT_GROUP_NULL;                                                                    \
         return out_group(wname(wgroup(group), static_cast<size_t>(n), ranks, &g), g, newgroup);            \
     }
-WEFT_MPI_GROUP_RANKS(Group_incl, weft_group_incl)
-WEFT_MPI_GROUP_RANKS(Group_excl, weft_group_excl)
-
-#define WEFT_MPI_GROUP_RANGES(Name, wname)                                                                 \
-    extern "C" int PMPI_##Name(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {             \
-        if (n < 0 || newgroup == nullptr)                                                                  \
-            return fail(WEFT_COMM_SELF, WEFT_ERR_ARG, "MPI_" #Name ": n must be >= 0 and newgroup valid"); \
-        weft_group g = WEFT_GROUP_NULL;                                                                    \
-        return out_group(wname(wgroup(group), static_cast<size_t>(n), ranges, &g), g, newgroup);           \
-    }
-WEFT_MPI_GROUP_RANGES(Group_range_incl, weft_group_range_incl)
-WEFT_MPI_GROUP_RANGES(Group_range_excl, weft_group_range_excl)
+WEFT_MPI_GROUP_SUBSET(Group_incl, weft_group_incl, const int ranks[])
+WEFT_MPI_GROUP_SUBSET(Group_excl, weft_group_excl, const int ranks[])
+WEFT_MPI_GROUP_SUBSET(Group_range_incl, weft_group_range_incl, int ranks[][3])
+WEFT_MPI_GROUP_SUBSET(Group_range_excl, weft_group_range_excl, int ranks[][3])
 
 #define WEFT_MPI_GROUP_SET(Name, wname)                                                                        \
     extern "C" int PMPI_##Name(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {                      \

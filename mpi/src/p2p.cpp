@@ -14,31 +14,24 @@ int arg_fail(MPI_Comm comm, const char *fn, const char *what) {
 }
 
 using send_fn = int (*)(const void *, size_t, weft_datatype, int, int, weft_comm);
-using isend_fn = int (*)(const void *, size_t, weft_datatype, int, int, weft_comm, weft_request *);
-using irecv_fn = int (*)(void *, size_t, weft_datatype, int, int, weft_comm, weft_request *);
+template <class Buf>
+using post_fn = int (*)(Buf, size_t, weft_datatype, int, int, weft_comm, weft_request *);
 
 template <send_fn F, class C>
 WEFT_MPI_HOT int send(const char *fn, const void *buf, C count, MPI_Datatype t, int dest, int tag, MPI_Comm comm) {
     if (bad_count(count)) return count_fail(comm, fn);
     return merr(F(buf, static_cast<size_t>(count), wtype(t), wrank(dest), tag, wcomm(comm)));
 }
-// Weft checks the request pointer (and everything else) itself; only the sign of the count is
-// the front end's (a negative int would become a huge size_t).
-template <isend_fn F, class C>
-WEFT_MPI_HOT int isend(const char *fn, const void *buf, C count, MPI_Datatype t, int dest, int tag, MPI_Comm comm,
-                       MPI_Request *request) {
+// Nonblocking and persistent sends and receives (Buf: const void * or void *).  Weft checks the
+// request pointer (and everything else) itself; only the sign of the count is the front end's
+// (a negative int would become a huge size_t).
+template <class Buf, post_fn<Buf> F, class C>
+WEFT_MPI_HOT int post(const char *fn, Buf buf, C count, MPI_Datatype t, int peer, int tag, MPI_Comm comm,
+                      MPI_Request *request) {
     if (bad_count(count)) return count_fail(comm, fn);
-    int rc = F(buf, static_cast<size_t>(count), wtype(t), wrank(dest), tag, wcomm(comm), request);
+    int rc = F(buf, static_cast<size_t>(count), wtype(t), wrank(peer), tag, wcomm(comm), request);
     if (WEFT_MPI_UNLIKELY(rc != WEFT_SUCCESS)) return merr(rc);
     return MPI_SUCCESS;  // a Weft request handle is never MPI_REQUEST_NULL's value
-}
-template <irecv_fn F, class C>
-WEFT_MPI_HOT int irecv(const char *fn, void *buf, C count, MPI_Datatype t, int source, int tag, MPI_Comm comm,
-                       MPI_Request *request) {
-    if (bad_count(count)) return count_fail(comm, fn);
-    int rc = F(buf, static_cast<size_t>(count), wtype(t), wrank(source), tag, wcomm(comm), request);
-    if (WEFT_MPI_UNLIKELY(rc != WEFT_SUCCESS)) return merr(rc);
-    return MPI_SUCCESS;
 }
 template <class C>
 int recv(const char *fn, void *buf, C count, MPI_Datatype t, int source, int tag, MPI_Comm comm, MPI_Status *status) {
@@ -122,11 +115,11 @@ WEFT_MPI_SEND(Rsend, weft_send)
 #define WEFT_MPI_ISEND(Name, F)                                                                                        \
     extern "C" int PMPI_##Name(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm comm,           \
                                MPI_Request *request) {                                                                 \
-        return isend<F>("MPI_" #Name, buf, count, t, dest, tag, comm, request);                                        \
+        return post<const void *, F>("MPI_" #Name, buf, count, t, dest, tag, comm, request);                           \
     }                                                                                                                  \
     extern "C" int PMPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype t, int dest, int tag, MPI_Comm comm, \
                                    MPI_Request *request) {                                                             \
-        return isend<F>("MPI_" #Name "_c", buf, count, t, dest, tag, comm, request);                                   \
+        return post<const void *, F>("MPI_" #Name "_c", buf, count, t, dest, tag, comm, request);                      \
     }
 WEFT_MPI_ISEND(Isend, weft_isend)
 WEFT_MPI_ISEND(Issend, weft_issend)
@@ -138,11 +131,11 @@ WEFT_MPI_ISEND(Rsend_init, weft_send_init)
 #define WEFT_MPI_IRECV(Name, F)                                                                                    \
     extern "C" int PMPI_##Name(void *buf, int count, MPI_Datatype t, int source, int tag, MPI_Comm comm,           \
                                MPI_Request *request) {                                                             \
-        return irecv<F>("MPI_" #Name, buf, count, t, source, tag, comm, request);                                  \
+        return post<void *, F>("MPI_" #Name, buf, count, t, source, tag, comm, request);                           \
     }                                                                                                              \
     extern "C" int PMPI_##Name##_c(void *buf, MPI_Count count, MPI_Datatype t, int source, int tag, MPI_Comm comm, \
                                    MPI_Request *request) {                                                         \
-        return irecv<F>("MPI_" #Name "_c", buf, count, t, source, tag, comm, request);                             \
+        return post<void *, F>("MPI_" #Name "_c", buf, count, t, source, tag, comm, request);                      \
     }
 WEFT_MPI_IRECV(Irecv, weft_irecv)
 WEFT_MPI_IRECV(Recv_init, weft_recv_init)
