@@ -170,6 +170,11 @@ typedef struct MPI_Status {
 #define MPI_THREAD_SERIALIZED 2
 #define MPI_THREAD_MULTIPLE 3
 
+/* MPI_Comm_split_type's split types. */
+#define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
+
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
 

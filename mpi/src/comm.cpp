@@ -34,6 +34,65 @@ extern "C" int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newc
     // MPI_UNDEFINED (-32766) and any other negative color: no communicator, as in Weft.
     return out_comm(weft_comm_split(wcomm(comm), color, key, &c), c, newcomm);
 }
+// MPI_Comm_split_type: the processes that share memory are those of one node, which Weft knows
+// by its processor name (the host).  MPI_COMM_TYPE_SHARED splits by node;
+// MPI_COMM_TYPE_HW_GUIDED does the same for info "mpi_hw_resource_type" = "mpi_shared_memory",
+// the one hardware resource Weft knows, and gives MPI_COMM_NULL for any other or none (MPI 4.0
+// 7.4.2); MPI_COMM_TYPE_HW_UNGUIDED gives the node communicator where it is strictly smaller
+// than comm, else MPI_COMM_NULL; MPI_UNDEFINED gives MPI_COMM_NULL.  Collective over comm.
+extern "C" int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+    weft_comm c = wcomm(comm);
+    if (newcomm == nullptr) return fail(c, WEFT_ERR_ARG, "MPI_Comm_split_type: newcomm is NULL");
+    bool by_node;
+    switch (split_type) {
+        case MPI_UNDEFINED: by_node = false; break;
+        case MPI_COMM_TYPE_SHARED:
+        case MPI_COMM_TYPE_HW_UNGUIDED: by_node = true; break;
+        case MPI_COMM_TYPE_HW_GUIDED: {
+            char value[64] = "";
+            int flag = 0;
+            if (info != MPI_INFO_NULL) {
+                if (int rc = weft_info_get(winfo(info), "mpi_hw_resource_type", sizeof value - 1, value, &flag))
+                    return merr(rc);
+            }
+            by_node = flag && std::strcmp(value, "mpi_shared_memory") == 0;
+            break;
+        }
+        default:
+            return fail(c, WEFT_ERR_ARG,
+                        "MPI_Comm_split_type: unknown split_type %d (MPI_COMM_TYPE_SHARED, "
+                        "MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED or MPI_UNDEFINED)",
+                        split_type);
+    }
+    int size = 0, rank = 0;
+    if (int rc = weft_comm_size(c, &size)) return merr(rc);
+    if (int rc = weft_comm_rank(c, &rank)) return merr(rc);
+    // Every process takes part in the exchange and the split, whatever its own split type.
+    constexpr size_t len = WEFT_MAX_PROCESSOR_NAME;
+    std::unique_ptr<char[]> names(new char[len * static_cast<size_t>(size) + len]());
+    char *mine = names.get() + len * static_cast<size_t>(size);
+    size_t n = 0;
+    if (int rc = weft_get_processor_name(mine, &n)) return merr(rc);
+    if (int rc = weft_allgather(mine, len, WEFT_BYTE, names.get(), len, WEFT_BYTE, c)) return merr(rc);
+    int color = -1;  // no communicator
+    if (by_node) {
+        for (int r = 0; r <= rank && color < 0; ++r)
+            if (std::strncmp(names.get() + len * static_cast<size_t>(r), mine, len) == 0) color = r;
+    }
+    weft_comm out = WEFT_COMM_NULL;
+    if (int rc = weft_comm_split(c, color, key, &out)) return merr(rc);
+    if (split_type == MPI_COMM_TYPE_HW_UNGUIDED && out != WEFT_COMM_NULL) {
+        int outsize = 0;
+        if (int rc = weft_comm_size(out, &outsize)) return merr(rc);
+        if (outsize == size) {  // not strictly smaller: no such split
+            if (int rc = weft_comm_free(&out)) return merr(rc);
+            out = WEFT_COMM_NULL;
+        }
+    }
+    *newcomm = mcomm(out);
+    return MPI_SUCCESS;
+}
+
 extern "C" int PMPI_Comm_free(MPI_Comm *comm) {
     if (comm == nullptr) return fail(WEFT_COMM_SELF, WEFT_ERR_ARG, "MPI_Comm_free: comm is NULL");
     weft_comm c = wcomm(*comm);

@@ -55,6 +55,36 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &none));
     CHECK((rank == 0) == (none != MPI_COMM_NULL));
     if (none != MPI_COMM_NULL) CHECK_RC(MPI_Comm_free(&none));
+    /* split by node: one node here */
+    MPI_Comm node;
+    CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, -rank, MPI_INFO_NULL, &node));
+    CHECK_RC(MPI_Comm_size(node, &n));
+    CHECK_RC(MPI_Comm_rank(node, &r));
+    CHECK(n == size && r == size - 1 - rank);
+    CHECK_RC(MPI_Comm_free(&node));
+    CHECK_RC(
+        MPI_Comm_split_type(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    CHECK((rank == 0) == (node == MPI_COMM_NULL));
+    if (node != MPI_COMM_NULL) {
+        CHECK_RC(MPI_Comm_size(node, &n));
+        CHECK(n == size - 1);
+        CHECK_RC(MPI_Comm_free(&node));
+    }
+#ifdef WEFT_MPI /* the hardware split types as Weft defines them (docs/mpi.md) */
+    MPI_Info hw;
+    CHECK_RC(MPI_Info_create(&hw));
+    CHECK_RC(MPI_Info_set(hw, "mpi_hw_resource_type", "mpi_shared_memory"));
+    CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, hw, &node));
+    CHECK_RC(MPI_Comm_size(node, &n));
+    CHECK(n == size);
+    CHECK_RC(MPI_Comm_free(&node));
+    CHECK_RC(MPI_Info_set(hw, "mpi_hw_resource_type", "a-resource-weft-does-not-know"));
+    CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, hw, &node));
+    CHECK(node == MPI_COMM_NULL);
+    CHECK_RC(MPI_Info_free(&hw));
+    CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, MPI_INFO_NULL, &node));
+    CHECK(node == MPI_COMM_NULL); /* one node: no strictly smaller split */
+#endif
     char name[MPI_MAX_OBJECT_NAME];
     int len;
     CHECK_RC(MPI_Comm_get_name(MPI_COMM_WORLD, name, &len));
