@@ -223,7 +223,24 @@ typedef struct MPI_Status {
 #define MPI_ERR_LASTCODE 0x3fffffff
 #define MPIX_ERR_PROC_FAILED 101
 
+/* ---- Attributes: predefined keys (on every communicator), MPI_KEYVAL_INVALID ---- */
+#define MPI_KEYVAL_INVALID 0x24000000
+#define MPI_TAG_UB 0x64400001
+#define MPI_HOST 0x64400003
+#define MPI_IO 0x64400005
+#define MPI_WTIME_IS_GLOBAL 0x64400007
+#define MPI_UNIVERSE_SIZE 0x64400009
+#define MPI_LASTUSEDCODE 0x6440000b
+#define MPI_APPNUM 0x6440000d
+
 /* ---- Function types ---- */
+typedef int(MPI_Comm_copy_attr_function)(MPI_Comm, int, void *, void *, void *, int *);
+typedef int(MPI_Comm_delete_attr_function)(MPI_Comm, int, void *, void *);
+/* The copy function MPI_COMM_DUP_FN names (MPICH's symbol, exported by libweft-mpi too). */
+WEFT_MPI_API int MPIR_Dup_fn(MPI_Comm, int, void *, void *, void *, int *);
+#define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function *)0)
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0)
+#define MPI_COMM_DUP_FN ((MPI_Comm_copy_attr_function *)MPIR_Dup_fn)
 typedef void(MPI_Comm_errhandler_function)(MPI_Comm *, int *, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
 typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);

@@ -1,4 +1,5 @@
 // Communicators (MPI 4.0 chapter 7): queries, dup, split, creation from groups, names.
+#include "attr.hpp"
 #include "handles.hpp"
 
 using namespace weft_mpi;
@@ -17,7 +18,8 @@ extern "C" int PMPI_Comm_size(MPI_Comm comm, int *size) { return merr(weft_comm_
 extern "C" int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     if (newcomm == nullptr) return fail(wcomm(comm), WEFT_ERR_ARG, "MPI_Comm_dup: newcomm is NULL");
     weft_comm c = WEFT_COMM_NULL;
-    return out_comm(weft_comm_dup(wcomm(comm), &c), c, newcomm);
+    if (int rc = out_comm(weft_comm_dup(wcomm(comm), &c), c, newcomm)) return rc;
+    return attr_copy(comm, *newcomm);  // the copy callbacks of comm's attributes
 }
 extern "C" int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     if (newcomm == nullptr || request == nullptr)
@@ -25,8 +27,9 @@ extern "C" int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req
     weft_comm c = WEFT_COMM_NULL;
     weft_request r = WEFT_REQUEST_NULL;
     int rc = weft_comm_idup(wcomm(comm), &c, &r);
-    if (rc == WEFT_SUCCESS) *newcomm = mcomm(c), *request = mreq(r);
-    return merr(rc);
+    if (rc != WEFT_SUCCESS) return merr(rc);
+    *newcomm = mcomm(c), *request = mreq(r);
+    return attr_copy(comm, *newcomm);
 }
 extern "C" int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     if (newcomm == nullptr) return fail(wcomm(comm), WEFT_ERR_ARG, "MPI_Comm_split: newcomm is NULL");
@@ -95,6 +98,7 @@ extern "C" int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_
 
 extern "C" int PMPI_Comm_free(MPI_Comm *comm) {
     if (comm == nullptr) return fail(WEFT_COMM_SELF, WEFT_ERR_ARG, "MPI_Comm_free: comm is NULL");
+    if (int rc = attr_delete_all(*comm)) return rc;  // the delete callbacks of its attributes
     weft_comm c = wcomm(*comm);
     if (int rc = weft_comm_free(&c)) return merr(rc);
     *comm = MPI_COMM_NULL;

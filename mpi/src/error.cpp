@@ -1,10 +1,12 @@
 // Error codes, classes, strings and handlers (MPI 4.0 sections 9.3-9.5) on Weft's.
 #include <stdarg.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <mutex>
 
+#include "attr.hpp"
 #include "handles.hpp"
 
 namespace weft_mpi {
@@ -108,6 +110,7 @@ extern "C" int PMPI_Add_error_class(int *errorclass) {
     int c;
     if (int rc = weft_add_error_class(&c)) return merr(rc);
     *errorclass = c | dynamic_bit;
+    last_used_code = std::max(last_used_code, *errorclass);
     return MPI_SUCCESS;
 }
 
@@ -116,6 +119,7 @@ extern "C" int PMPI_Add_error_code(int errorclass, int *errorcode) {
     int c;
     if (int rc = weft_add_error_code(werr(errorclass), &c)) return merr(rc);
     *errorcode = c | dynamic_bit;
+    last_used_code = std::max(last_used_code, *errorcode);
     return MPI_SUCCESS;
 }
 

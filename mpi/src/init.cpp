@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "attr.hpp"
 #include "handles.hpp"
 
 using namespace weft_mpi;
@@ -37,7 +38,13 @@ extern "C" int PMPI_Init_thread(int *argc, char ***argv, int required, int *prov
     return after_init(weft_init_thread(argc, argv, required, provided));
 }
 
-extern "C" int PMPI_Finalize(void) { return merr(weft_finalize()); }
+// As MPI says, MPI_COMM_SELF's attributes are deleted first (their delete callbacks are a
+// program's last chance to run MPI calls); MPI_COMM_WORLD's next, as MPICH does.
+extern "C" int PMPI_Finalize(void) {
+    if (int rc = attr_delete_all(MPI_COMM_SELF)) return rc;
+    if (int rc = attr_delete_all(MPI_COMM_WORLD)) return rc;
+    return merr(weft_finalize());
+}
 extern "C" int PMPI_Initialized(int *flag) { return merr(weft_initialized(flag)); }
 extern "C" int PMPI_Finalized(int *flag) { return merr(weft_finalized(flag)); }
 extern "C" int PMPI_Query_thread(int *provided) { return merr(weft_query_thread(provided)); }

@@ -27,6 +27,28 @@ static void matmul(void *in, void *inout, int *len, MPI_Datatype *t) {
     }
 }
 
+/* Attribute callbacks: count calls, copy the value + 1 (so a copy is visible). */
+static int copies, deletes, self_deleted;
+static int copy_plus_one(MPI_Comm comm, int key, void *extra, void *in, void *out, int *flag) {
+    (void)comm, (void)key;
+    CHECK(extra == (void *)&copies);
+    ++copies;
+    *(void **)out = (void *)((char *)in + 1);
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+static int count_delete(MPI_Comm comm, int key, void *value, void *extra) {
+    (void)comm, (void)key, (void)value, (void)extra;
+    ++deletes;
+    return MPI_SUCCESS;
+}
+static int self_delete(MPI_Comm comm, int key, void *value, void *extra) {
+    (void)key, (void)value, (void)extra;
+    CHECK(comm == MPI_COMM_SELF);
+    self_deleted = 1;
+    return MPI_SUCCESS;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -92,6 +114,61 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Comm_set_name(dup, "the dup"));
     CHECK_RC(MPI_Comm_get_name(dup, name, &len));
     CHECK(strcmp(name, "the dup") == 0 && len == 7);
+
+    /* ---- attributes ---- */
+    int *ub = NULL;
+    CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
+    CHECK(flag == 1 && *ub >= 32767);
+    int *wg = NULL;
+    CHECK_RC(MPI_Comm_get_attr(dup, MPI_WTIME_IS_GLOBAL, &wg, &flag));
+    CHECK(flag == 0 || (*wg == 0 || *wg == 1));
+#ifdef WEFT_MPI
+    int *host, *io, *usize, *last;
+    CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_HOST, &host, &flag));
+    CHECK(flag && *host == MPI_PROC_NULL);
+    CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_IO, &io, &flag));
+    CHECK(flag && *io == MPI_ANY_SOURCE);
+    CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag));
+    CHECK(flag && *usize == size);
+    int cls;
+    CHECK_RC(MPI_Add_error_class(&cls));
+    CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(flag && *last >= cls);
+#endif
+    int key_copy, key_dup, key_none, key_self;
+    CHECK_RC(MPI_Comm_create_keyval(copy_plus_one, count_delete, &key_copy, &copies));
+    CHECK_RC(MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &key_dup, NULL));
+    CHECK_RC(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, count_delete, &key_none, NULL));
+    CHECK_RC(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &key_self, NULL));
+    static char base[8];
+    CHECK_RC(MPI_Comm_set_attr(dup, key_copy, base));
+    CHECK_RC(MPI_Comm_set_attr(dup, key_dup, base + 4));
+    CHECK_RC(MPI_Comm_set_attr(dup, key_none, base));
+    CHECK_RC(MPI_Comm_set_attr(dup, key_none, base + 2)); /* replaces: the old value's delete runs */
+    CHECK(deletes == 1);
+    MPI_Comm dup3;
+    CHECK_RC(MPI_Comm_dup(dup, &dup3));
+    CHECK(copies == 1);
+    void *v = NULL;
+    CHECK_RC(MPI_Comm_get_attr(dup3, key_copy, &v, &flag));
+    CHECK(flag && v == base + 1);
+    CHECK_RC(MPI_Comm_get_attr(dup3, key_dup, &v, &flag));
+    CHECK(flag && v == base + 4);
+    CHECK_RC(MPI_Comm_get_attr(dup3, key_none, &v, &flag));
+    CHECK(flag == 0); /* MPI_COMM_NULL_COPY_FN: not copied */
+    CHECK_RC(MPI_Comm_get_attr(dup, key_none, &v, &flag));
+    CHECK(flag && v == base + 2);
+    CHECK_RC(MPI_Comm_delete_attr(dup, key_none));
+    CHECK(deletes == 2);
+    CHECK_RC(MPI_Comm_get_attr(dup, key_none, &v, &flag));
+    CHECK(flag == 0);
+    CHECK_RC(MPI_Comm_free(&dup3)); /* key_copy's delete runs; key_dup has none */
+    CHECK(deletes == 3);
+    CHECK_RC(MPI_Comm_free_keyval(&key_dup));
+    CHECK(key_dup == MPI_KEYVAL_INVALID);
+    CHECK_RC(MPI_Comm_free_keyval(&key_none));
+    CHECK_RC(MPI_Comm_set_attr(MPI_COMM_SELF, key_self, base)); /* deleted by MPI_Finalize */
+    CHECK_RC(MPI_Comm_free_keyval(&key_self));
 
     /* ---- groups ---- */
     MPI_Group world, evens, odds, first, u, x, d, empty, rgrp;
@@ -314,9 +391,16 @@ int main(int argc, char **argv) {
 
     CHECK_RC(MPI_Comm_free(&split));
     CHECK_RC(MPI_Comm_free(&idup));
-    CHECK_RC(MPI_Comm_free(&dup));
+    CHECK_RC(MPI_Comm_free(&dup)); /* key_copy's value on dup: deleted */
     CHECK(dup == MPI_COMM_NULL);
-    if (rank == 0) printf("mpi_objects: OK\n");
+    CHECK(deletes == 4);
+    CHECK_RC(MPI_Comm_free_keyval(&key_copy));
+    CHECK(self_deleted == 0);
     CHECK_RC(MPI_Finalize());
+    if (!self_deleted) {
+        fprintf(stderr, "mpi_objects: MPI_Finalize did not delete MPI_COMM_SELF's attribute\n");
+        return 1;
+    }
+    if (rank == 0) printf("mpi_objects: OK\n");
     return 0;
 }
