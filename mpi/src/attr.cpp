@@ -37,8 +37,7 @@ const keyval *find_keyval(int key) {  // under the lock
 bool predefined(int key) { return key >= MPI_TAG_UB && key <= MPI_APPNUM && (key & 1); }
 
 // The values the predefined attributes point to.
-int tag_ub = WEFT_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_is_global = 0, universe_size = 0,
-    appnum = 0;
+int tag_ub = WEFT_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_is_global = 0, universe_size = 0, appnum = 0;
 }  // namespace
 
 int last_used_code = MPI_ERR_LASTCODE;  // raised by MPI_Add_error_class / MPI_Add_error_code
@@ -94,7 +93,8 @@ extern "C" int MPIR_Dup_fn(MPI_Comm, int, void *, void *attribute_val_in, void *
 
 extern "C" int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
                                        int *comm_keyval, void *extra_state) {
-    if (comm_keyval == nullptr) return fail(WEFT_COMM_SELF, WEFT_ERR_ARG, "MPI_Comm_create_keyval: comm_keyval is NULL");
+    if (comm_keyval == nullptr)
+        return fail(WEFT_COMM_SELF, WEFT_ERR_ARG, "MPI_Comm_create_keyval: comm_keyval is NULL");
     std::lock_guard<std::mutex> g(lock);
     keyvals.push_back({copy, del, extra_state, false});
     *comm_keyval = keyval_base + static_cast<int>(keyvals.size() - 1);
@@ -167,16 +167,16 @@ extern "C" int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribut
     if (predefined(comm_keyval)) {
         int *p = nullptr;
         switch (comm_keyval) {
-        case MPI_TAG_UB: p = &tag_ub; break;
-        case MPI_HOST: p = &host; break;
-        case MPI_IO: p = &io; break;
-        case MPI_WTIME_IS_GLOBAL: p = &wtime_is_global; break;
-        case MPI_UNIVERSE_SIZE:
-            if (weft_comm_size(WEFT_COMM_WORLD, &universe_size) != WEFT_SUCCESS) return MPI_SUCCESS;
-            p = &universe_size;
-            break;
-        case MPI_APPNUM: p = &appnum; break;
-        case MPI_LASTUSEDCODE: p = &last_used_code; break;
+            case MPI_TAG_UB: p = &tag_ub; break;
+            case MPI_HOST: p = &host; break;
+            case MPI_IO: p = &io; break;
+            case MPI_WTIME_IS_GLOBAL: p = &wtime_is_global; break;
+            case MPI_UNIVERSE_SIZE:
+                if (weft_comm_size(WEFT_COMM_WORLD, &universe_size) != WEFT_SUCCESS) return MPI_SUCCESS;
+                p = &universe_size;
+                break;
+            case MPI_APPNUM: p = &appnum; break;
+            case MPI_LASTUSEDCODE: p = &last_used_code; break;
         }
         if (p != nullptr) *out = p, *flag = 1;
         return MPI_SUCCESS;

@@ -148,5 +148,15 @@ extern "C" int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
     return MPI_SUCCESS;
 }
 
+// Weft never spawns processes (MPI_Comm_spawn is not provided), so no process has a parent.
+extern "C" int PMPI_Comm_get_parent(MPI_Comm *parent) {
+    int init = 0;
+    weft_initialized(&init);
+    if (!init) return merr(WEFT_ERR_NOT_INITIALIZED);
+    if (parent == nullptr) return fail(WEFT_COMM_SELF, WEFT_ERR_ARG, "MPI_Comm_get_parent: parent is NULL");
+    *parent = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
 #define WEFT_MPI_FAMILY_comm 1
 #include "alias.hpp"

@@ -126,6 +126,21 @@ extern "C" MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
     return static_cast<MPI_Aint>(static_cast<unsigned long>(addr1) - static_cast<unsigned long>(addr2));
 }
 
+// Memory for communication: Weft's fabrics register memory themselves, so ordinary memory is
+// as good as any (info hints, which MPI lets an implementation ignore, are not read).
+extern "C" int PMPI_Alloc_mem(MPI_Aint size, MPI_Info, void *baseptr) {
+    if (size < 0 || baseptr == nullptr)
+        return fail(WEFT_COMM_SELF, WEFT_ERR_ARG, "MPI_Alloc_mem: negative size or NULL baseptr");
+    void *p = std::malloc(size > 0 ? static_cast<size_t>(size) : 1);
+    if (p == nullptr) return fail(WEFT_COMM_SELF, WEFT_ERR_NO_MEM, "MPI_Alloc_mem: %ld bytes not available", size);
+    *static_cast<void **>(baseptr) = p;
+    return MPI_SUCCESS;
+}
+extern "C" int PMPI_Free_mem(void *base) {
+    std::free(base);
+    return MPI_SUCCESS;
+}
+
 // GPU buffers: Weft's fabrics take host memory in point-to-point and collective calls; device
 // memory goes through the enqueue calls (MPIX_*_enqueue on a stream communicator with a GPU
 // queue), which stage it.  So, in MPICH's sense (may a communication call take a device

@@ -206,5 +206,36 @@ extern "C" int PMPI_Test_cancelled(const MPI_Status *status, int *flag) {
     return MPI_SUCCESS;
 }
 
+// For generalized-request style code that fills statuses itself: the cancelled bit, and the
+// count as MPICH stores it (count elements of datatype, in bytes).
+extern "C" int PMPI_Status_set_cancelled(MPI_Status *status, int flag) {
+    if (ignored(status)) return arg_fail("MPI_Status_set_cancelled", "status is NULL or MPI_STATUS_IGNORE");
+    status->count_hi_and_cancelled = (status->count_hi_and_cancelled & ~1) | (flag ? 1 : 0);
+    return MPI_SUCCESS;
+}
+namespace {
+template <class C>
+int set_elements(const char *fn, MPI_Status *status, MPI_Datatype datatype, C count) {
+    if (ignored(status) || count < 0) return arg_fail(fn, "status is NULL or MPI_STATUS_IGNORE, or count negative");
+    // count times the datatype's size, as MPICH stores it (exact for a basic datatype).
+    size_t size = 0;
+    if (int rc = weft_type_size(wtype(datatype), &size)) return merr(rc);
+    uint64_t bytes = static_cast<uint64_t>(count) * size;
+    status->count_lo = static_cast<int>(static_cast<uint32_t>(bytes));
+    status->count_hi_and_cancelled =
+        static_cast<int>(((bytes >> 32) << 1) | static_cast<uint32_t>(status->count_hi_and_cancelled & 1));
+    return MPI_SUCCESS;
+}
+}  // namespace
+extern "C" int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) {
+    return set_elements("MPI_Status_set_elements", status, datatype, count);
+}
+extern "C" int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
+    return set_elements("MPI_Status_set_elements_c", status, datatype, count);
+}
+extern "C" int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
+    return set_elements("MPI_Status_set_elements_x", status, datatype, count);
+}
+
 #define WEFT_MPI_FAMILY_request 1
 #include "alias.hpp"
