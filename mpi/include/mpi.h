@@ -178,6 +178,10 @@ typedef struct MPI_Status {
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
 
+/* Bytes MPI_Bsend may use in the attached buffer beyond the packed message (MPICH's value;
+ * Weft's front end keeps its bookkeeping outside the buffer). */
+#define MPI_BSEND_OVERHEAD 96
+
 #define MPI_MAX_PROCESSOR_NAME 128
 #define MPI_MAX_LIBRARY_VERSION_STRING 8192
 #define MPI_MAX_ERROR_STRING 512

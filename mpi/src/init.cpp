@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "attr.hpp"
+#include "bsend.hpp"
 #include "handles.hpp"
 
 using namespace weft_mpi;
@@ -43,6 +44,7 @@ extern "C" int PMPI_Init_thread(int *argc, char ***argv, int required, int *prov
 extern "C" int PMPI_Finalize(void) {
     if (int rc = attr_delete_all(MPI_COMM_SELF)) return rc;
     if (int rc = attr_delete_all(MPI_COMM_WORLD)) return rc;
+    if (int rc = bsend_finalize()) return rc;  // buffered sends still in flight
     return merr(weft_finalize());
 }
 extern "C" int PMPI_Initialized(int *flag) { return merr(weft_initialized(flag)); }

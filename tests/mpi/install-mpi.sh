@@ -41,6 +41,8 @@ cmake --build "$work/proj/build" >"$work/build.log"
 for p in "$work/p2p-weftcc" "$work/p2p-pc" "$work/proj/build/p2p-cmake"; do
   out=$("$prefix/bin/weftrun" -n 2 "$p" 2>&1) || { echo "$out"; echo "install-mpi: $p failed"; exit 1; }
   grep -q 'mpi_p2p: OK' <<<"$out" || { echo "$out"; exit 1; }
-  ldd "$p" | grep -q "libweft-mpi.so.0 => $(cd "$prefix" && pwd -P)/lib/" || { ldd "$p"; echo "install-mpi: $p does not use $prefix/lib"; exit 1; }
+  lib=$(ldd "$p" | awk '/libweft-mpi.so.0 =>/ { print $3 }')
+  [ -n "$lib" ] && [ "$(realpath "$(dirname "$lib")")" = "$(realpath "$prefix/lib")" ] || {
+    ldd "$p"; echo "install-mpi: $p does not use $prefix/lib"; exit 1; }
 done
 echo "install-mpi: OK (weftcc, pkg-config weft-mpi, weft::mpi)"

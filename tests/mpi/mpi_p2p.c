@@ -323,6 +323,48 @@ int main(int argc, char **argv) {
     CHECK(r == MPI_REQUEST_NULL);
     CHECK_RC(MPI_Recv(in, N, MPI_INT, left, 86, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 
+    /* Buffered sends from an attached buffer (int and _c forms), a send that does not fit. */
+    {
+        int bsize = 3 * (N * (int)sizeof(int) + MPI_BSEND_OVERHEAD);
+        char *bbuf = malloc((size_t)bsize);
+        CHECK_RC(MPI_Buffer_attach(bbuf, bsize));
+        for (int k = 0; k < 2; ++k) {
+            fill(out, N, rank + k);
+            CHECK_RC(MPI_Bsend(out, N, MPI_INT, right, 95 + k, MPI_COMM_WORLD));
+            fill(out, N, -1); /* the message was copied: out may change at once */
+        }
+        fill(out, N, rank + 2);
+        CHECK_RC(MPI_Ibsend_c(out, (MPI_Count)N, MPI_INT, right, 97, MPI_COMM_WORLD, &r));
+        CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        for (int k = 0; k < 3; ++k) {
+            CHECK_RC(MPI_Recv(in, N, MPI_INT, left, 95 + k, MPI_COMM_WORLD, &st));
+            expect(in, N, left + k);
+            expect_status(&st, left, 95 + k, N);
+        }
+        CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+        void *back = NULL;
+        int bsz = 0;
+        CHECK_RC(MPI_Buffer_detach(&back, &bsz));
+        CHECK(back == bbuf && bsz == bsize);
+        /* _c forms, MPI_Ibsend, and a message larger than the buffer */
+        MPI_Count small = N * (MPI_Count)sizeof(int) / 2 + MPI_BSEND_OVERHEAD;
+        CHECK_RC(MPI_Buffer_attach_c(bbuf, small));
+        CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        int rcb = MPI_Bsend_c(out, (MPI_Count)N, MPI_INT, right, 98, MPI_COMM_WORLD), cls = -1;
+        CHECK(rcb != MPI_SUCCESS);
+        CHECK_RC(MPI_Error_class(rcb, &cls));
+        CHECK(cls == MPI_ERR_BUFFER);
+        CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+        CHECK_RC(MPI_Ibsend(out, N / 4, MPI_INT, right, 99, MPI_COMM_WORLD, &r));
+        CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Recv(in, N, MPI_INT, left, 99, MPI_COMM_WORLD, &st));
+        expect_status(&st, left, 99, N / 4);
+        MPI_Count csz = 0;
+        CHECK_RC(MPI_Buffer_detach_c(&back, &csz));
+        CHECK(back == bbuf && csz == small);
+        free(bbuf);
+    }
+
     /* Truncation: MPI_ERR_TRUNCATE, in the return code and the status. */
     CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     CHECK_RC(MPI_Isend(out, N, MPI_INT, right, 90, MPI_COMM_WORLD, &r));
