@@ -1,10 +1,34 @@
 // Communicators (MPI 4.0 chapter 7): queries, dup, split, creation from groups, names.
+#include <map>
+#include <mutex>
+
 #include "attr.hpp"
 #include "handles.hpp"
 
 using namespace weft_mpi;
 
 namespace {
+// Info hints of communicators (MPI_Comm_set_info, the _with_info creations): Weft acts on none
+// of them (MPI lets an implementation ignore hints), and MPI_Comm_get_info returns those set, as
+// a new info object.  A copy of each, dropped with the communicator.
+std::mutex hints_lock;
+std::map<MPI_Comm, weft_info> hints;
+int set_hints(MPI_Comm comm, MPI_Info info) {
+    weft_info copy = WEFT_INFO_NULL;
+    if (info != MPI_INFO_NULL) {
+        if (int rc = weft_info_dup(winfo(info), &copy)) return merr(rc);
+    }
+    weft_info old = WEFT_INFO_NULL;
+    {
+        std::lock_guard<std::mutex> g(hints_lock);
+        auto it = hints.find(comm);
+        if (it != hints.end()) old = it->second, hints.erase(it);
+        if (copy != WEFT_INFO_NULL) hints[comm] = copy;
+    }
+    if (old != WEFT_INFO_NULL) weft_info_free(&old);
+    return MPI_SUCCESS;
+}
+
 // The result is read by reference: after the call that wrote it.
 int out_comm(int rc, const weft_comm &c, MPI_Comm *newcomm) {
     if (rc == WEFT_SUCCESS) *newcomm = mcomm(c);
@@ -101,6 +125,7 @@ extern "C" int PMPI_Comm_free(MPI_Comm *comm) {
     if (int rc = attr_delete_all(*comm)) return rc;  // the delete callbacks of its attributes
     weft_comm c = wcomm(*comm);
     if (int rc = weft_comm_free(&c)) return merr(rc);
+    set_hints(*comm, MPI_INFO_NULL);  // drops its hints
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
@@ -145,6 +170,34 @@ extern "C" int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
     int size;
     if (int rc = weft_comm_size(wcomm(comm), &size)) return merr(rc);  // checks the handle
     *flag = 0;
+    return MPI_SUCCESS;
+}
+
+extern "C" int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+    if (int rc = PMPI_Comm_dup(comm, newcomm)) return rc;
+    return set_hints(*newcomm, info);
+}
+extern "C" int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
+    if (int rc = PMPI_Comm_idup(comm, newcomm, request)) return rc;
+    return set_hints(*newcomm, info);
+}
+extern "C" int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+    int size;
+    if (int rc = weft_comm_size(wcomm(comm), &size)) return merr(rc);  // checks the handle
+    return set_hints(comm, info);
+}
+extern "C" int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
+    if (info_used == nullptr) return fail(wcomm(comm), WEFT_ERR_ARG, "MPI_Comm_get_info: info_used is NULL");
+    int size;
+    if (int rc = weft_comm_size(wcomm(comm), &size)) return merr(rc);
+    weft_info out = WEFT_INFO_NULL;
+    {
+        std::lock_guard<std::mutex> g(hints_lock);
+        auto it = hints.find(comm);
+        int rc = it != hints.end() ? weft_info_dup(it->second, &out) : weft_info_create(&out);
+        if (rc) return merr(rc);
+    }
+    *info_used = minfo(out);
     return MPI_SUCCESS;
 }
 

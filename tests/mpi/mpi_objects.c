@@ -142,6 +142,48 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Get_count(&fake, MPI_BYTE, &got));
     CHECK(got == 3); /* the cancelled bit leaves the count alone */
 
+    /* ---- hints on communicators ---- */
+    {
+        MPI_Info hints, used;
+        MPI_Comm hinted, ihinted;
+        char val[MPI_MAX_INFO_VAL + 1];
+        int nk = -1;
+        CHECK_RC(MPI_Info_create(&hints));
+        CHECK_RC(MPI_Info_set(hints, "mpi_assert_no_any_tag", "true"));
+        CHECK_RC(MPI_Comm_dup_with_info(MPI_COMM_WORLD, hints, &hinted));
+        CHECK_RC(MPI_Comm_size(hinted, &n));
+        CHECK(n == size);
+        CHECK_RC(MPI_Comm_get_info(hinted, &used));
+        CHECK(used != MPI_INFO_NULL);
+#ifdef WEFT_MPI /* Weft returns the hints set; MPICH returns those it knows, in its own spelling */
+        CHECK_RC(MPI_Info_get(used, "mpi_assert_no_any_tag", MPI_MAX_INFO_VAL, val, &flag));
+        CHECK(flag && strcmp(val, "true") == 0);
+#endif
+        CHECK_RC(MPI_Info_free(&used));
+        CHECK_RC(MPI_Info_set(hints, "mpi_assert_no_any_tag", "false"));
+        CHECK_RC(MPI_Comm_set_info(hinted, hints));
+        CHECK_RC(MPI_Comm_idup_with_info(hinted, hints, &ihinted, &req));
+        CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Comm_get_info(ihinted, &used));
+#ifdef WEFT_MPI
+        CHECK_RC(MPI_Info_get(used, "mpi_assert_no_any_tag", MPI_MAX_INFO_VAL, val, &flag));
+        CHECK(flag && strcmp(val, "false") == 0);
+#endif
+        CHECK_RC(MPI_Info_free(&used));
+        CHECK_RC(MPI_Comm_get_info(split, &used)); /* no hints set */
+        CHECK_RC(MPI_Info_get_nkeys(used, &nk));
+#ifdef WEFT_MPI
+        CHECK(nk == 0);
+#endif
+        CHECK_RC(MPI_Info_free(&used));
+        CHECK_RC(MPI_Info_free(&hints));
+        int one = 1, sum = 0;
+        CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, ihinted));
+        CHECK(sum == size);
+        CHECK_RC(MPI_Comm_free(&ihinted));
+        CHECK_RC(MPI_Comm_free(&hinted));
+    }
+
     /* ---- attributes ---- */
     int *ub = NULL;
     CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
