@@ -175,6 +175,11 @@ typedef struct MPI_Status {
 #define MPI_COMM_TYPE_HW_GUIDED 2
 #define MPI_COMM_TYPE_HW_UNGUIDED 3
 
+/* MPI_Topo_test's answers (MPICH's values; Weft makes Cartesian topologies only). */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
 

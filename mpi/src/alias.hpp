@@ -37,6 +37,9 @@
 #ifndef WEFT_MPI_FAMILY_comm
 #define WEFT_MPI_FAMILY_comm 0
 #endif
+#ifndef WEFT_MPI_FAMILY_topo
+#define WEFT_MPI_FAMILY_topo 0
+#endif
 #ifndef WEFT_MPI_FAMILY_bsend
 #define WEFT_MPI_FAMILY_bsend 0
 #endif

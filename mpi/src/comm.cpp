@@ -4,6 +4,7 @@
 
 #include "attr.hpp"
 #include "handles.hpp"
+#include "topo.hpp"
 
 using namespace weft_mpi;
 
@@ -43,7 +44,10 @@ extern "C" int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     if (newcomm == nullptr) return fail(wcomm(comm), WEFT_ERR_ARG, "MPI_Comm_dup: newcomm is NULL");
     weft_comm c = WEFT_COMM_NULL;
     if (int rc = out_comm(weft_comm_dup(wcomm(comm), &c), c, newcomm)) return rc;
-    return attr_copy(comm, *newcomm);  // the copy callbacks of comm's attributes
+    topo_copy(comm, *newcomm);  // a dup keeps the topology
+    return attr_copy(
+        comm,
+        *newcomm);  // and runs the copy callbacks of comm's attributes  // the copy callbacks of comm's attributes
 }
 extern "C" int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     if (newcomm == nullptr || request == nullptr)
@@ -53,6 +57,7 @@ extern "C" int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req
     int rc = weft_comm_idup(wcomm(comm), &c, &r);
     if (rc != WEFT_SUCCESS) return merr(rc);
     *newcomm = mcomm(c), *request = mreq(r);
+    topo_copy(comm, *newcomm);
     return attr_copy(comm, *newcomm);
 }
 extern "C" int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
@@ -126,6 +131,7 @@ extern "C" int PMPI_Comm_free(MPI_Comm *comm) {
     weft_comm c = wcomm(*comm);
     if (int rc = weft_comm_free(&c)) return merr(rc);
     set_hints(*comm, MPI_INFO_NULL);  // drops its hints
+    topo_forget(*comm);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }

@@ -30,7 +30,7 @@ run() { # run LABEL EXPECT command...: the output must hold EXPECT and "OK"
   grep -q ': OK' <<<"$out" || fail "$label: the program did not report OK"
 }
 mpiexec=(mpiexec.mpich -launcher fork -bind-to none -n 2)
-for prog in p2p coll objects; do
+for prog in p2p coll objects topo; do
   bin=$work/mpich_$prog
   mpicc.mpich -O2 -Wno-stringop-overflow -o "$bin" "$src/mpi_$prog.c" || fail "mpicc.mpich mpi_$prog.c"
   readelf -d "$bin" | grep -q 'NEEDED.*libmpich.so.12' || fail "$bin does not need libmpich.so.12"
@@ -48,4 +48,4 @@ rc=$?
 echo "  [missing] exit $rc: $out"
 [ $rc != 0 ] && grep -qE 'undefined symbol: MPI_Win_(create|free)' <<<"$out" ||
   fail "a binary calling MPI_Win_create loaded on Weft (expected: undefined symbol: MPI_Win_create or MPI_Win_free)"
-echo "mpich-abi: PASS: 3 programs built by mpicc.mpich ran on MPICH and, unchanged, on Weft (weftrun and mpiexec.mpich); a missing function fails at load, named"
+echo "mpich-abi: PASS: 4 programs built by mpicc.mpich ran on MPICH and, unchanged, on Weft (weftrun and mpiexec.mpich); a missing function fails at load, named"
