@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check-layers.sh [ROOT]: fails when a core folder includes a header of a higher layer
-# (core/LAYERS), when a core file includes a core header without its folder, or when a tool
-# reaches into core/ (tools use the public headers, libweft and wire/).  Prints each violation.
+# (core/LAYERS), when a core file includes a core header without its folder, when a tool
+# reaches into core/ (tools use the public headers, libweft and wire/), or when the MPI front
+# end (mpi/) includes anything of Weft but weft/weft.h.  Prints each violation.
 set -euo pipefail
 root=$(cd "${1:-$(dirname "$0")/..}" && pwd)
 declare -A rank
@@ -44,6 +45,13 @@ cd "$root"
 while IFS=: read -r file line inc; do
   echo "$file:$line: a tool includes a core header ($inc); use api/weft, libweft or wire/"; bad=1
 done < <(grep -rnE '#[[:space:]]*include[[:space:]]*"(base|loader|bootstrap|transport|comm|coll|pgas|enqueue|init)/' tools || true)
+
+# The MPI front end (mpi/) is a layer above the core: the public API (weft/weft.h) and its own
+# headers only.
+while IFS=: read -r file line inc; do
+  echo "$file:$line: the MPI front end includes $inc; it may use weft/weft.h and mpi/ headers only"; bad=1
+done < <(grep -rnE '#[[:space:]]*include[[:space:]]*[<"]' mpi --include='*.cpp' --include='*.hpp' --include='*.h' |
+         grep -vE '#[[:space:]]*include[[:space:]]*(<weft/weft\.h>|"weft/weft\.h"|<mpi\.h>|[<"]weft_mpi_functions\.def[>"]|"[a-z_]+\.hpp"|<[a-z_]+(\.h)?>|<sys/[a-z_]+\.h>)' || true)
 
 if (( bad )); then
   echo "check-layers: violations above (the layer order is core/LAYERS)"; exit 1

@@ -57,19 +57,47 @@ std::string error_detail() {
     return weft_error_detail(detail, &len) == WEFT_SUCCESS ? detail : "";
 }
 
+// The MPI front end's functions: the one list libweft-mpi is built from (mpi/include/
+// weft_mpi_functions.def), by family.
+int print_mpi_functions() {
+    struct row {
+        const char *family, *name;
+    };
+    static const row rows[] = {
+#define WEFT_MPI_FN(family, ret, name, params) {#family, "MPI_" #name},
+#define WEFT_MPIX_FN(family, ret, name, params) {#family, "MPIX_" #name},
+#include <weft_mpi_functions.def>
+#undef WEFT_MPI_FN
+#undef WEFT_MPIX_FN
+    };
+    std::printf("MPI front end (libweft-mpi, mpi.h in include/weft-mpi, MPICH ABI; docs/mpi.md)\n");
+    const char *family = "";
+    for (const row &r : rows) {
+        if (std::strcmp(family, r.family) != 0) std::printf("\n[%s]\n", family = r.family);
+        std::printf("%s\n", r.name);
+    }
+    std::printf(
+        "\n%zu functions, each also under its profiling name (PMPI_..., PMPIX_...); any other MPI\n"
+        "function is not defined: a program calling it fails to link (LD_BIND_NOW=1: to load)\n",
+        sizeof rows / sizeof rows[0]);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     if (argc > 1 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) {
         std::printf(
-            "usage: weft-info [--coll]\n  Lists Weft plugins on the search path (WEFT_PLUGIN_PATH, then <libdir>/weft),\n"
+            "usage: weft-info [--coll | --mpi]\n  Lists Weft plugins on the search path (WEFT_PLUGIN_PATH, then <libdir>/weft),\n"
             "  whether each opens on this machine, and the fabric weft_init would select\n"
             "  (WEFT_FABRIC=a,b,^c sets the preference).\n"
             "  --coll: the collective algorithms, when each applies, and the WEFT_COLL_<NAME>\n"
-            "  variable that forces one.\n");
+            "  variable that forces one.\n"
+            "  --mpi: the functions of the MPI front end (libweft-mpi).\n");
         return 0;
     }
     if (argc > 1 && !std::strcmp(argv[1], "--coll")) return print_collectives();
+    if (argc > 1 && !std::strcmp(argv[1], "--mpi")) return print_mpi_functions();
     char path[8192];
     weft_query_plugin_path(path, sizeof path);
     std::printf("Weft %d.%d.%d, plugin ABI %d.%d\nsearch path: %s\n\n", WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR,

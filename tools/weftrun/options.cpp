@@ -48,7 +48,10 @@ const char *usage_text() {
            "                      as WEFT_ERR_PROC_FAILED) instead of ending the job; the exit\n"
            "                      status is still the first failure's (hydra's\n"
            "                      -disable-auto-cleanup, also accepted)\n"
-           "  -h, --help          show this text\n";
+           "  -h, --help          show this text\n"
+           "MPI programs: build with weftcc; one built against MPICH runs on Weft with\n"
+           "LD_LIBRARY_PATH=<libdir>/weft-mpi, and with LD_BIND_NOW=1 it fails at load, naming\n"
+           "the first MPI function Weft does not provide (docs/mpi.md).\n";
 }
 
 bool parse_options(int argc, char **argv, options &opt, std::string &why, std::vector<std::string> &warnings) {
