@@ -1,14 +1,20 @@
-// Idle progress threads must sleep, not spin.  4 processes x 2 threads on a small machine (the
-// test machine has 2 cores): every thread has its own stream with a progress thread, i.e. 8
-// application threads and 8 progress threads.  Thread t of rank p ping-pongs 8-byte messages
-// with thread t of rank p^1.  If idle progress threads spun, each round trip would wait for
-// scheduler ticks (milliseconds); sleeping on the fabric's wake-up keeps it in microseconds.
-// The bound is the point of this test: the median round trip must stay below
-// WEFT_TEST_RTT_BOUND_US (default 2000 us).
+// Idle progress threads must sleep, not spin, and must wake up when a message comes.
+// 4 processes x 2 threads on a small machine (the test machine has 2 cores): every thread has
+// its own stream with a progress thread, i.e. 8 application threads and 8 progress threads.
+//  1. While the application threads sleep, each process must use little CPU: spinning progress
+//     threads would take whatever share of the cores the scheduler gives them, however loaded
+//     the machine is.  This is the check that does not depend on timing.
+//  2. Thread t of rank p ping-pongs 8-byte messages with thread t of rank p^1 with progress
+//     threads running.  A progress thread that missed the fabric's wake-up would leave round
+//     trips at its 100 ms poll timeout: the median must stay below WEFT_TEST_RTT_BOUND_US
+//     (default 50 ms).  The medians (a few hundred microseconds here, milliseconds on a loaded
+//     machine) are printed next to those without progress threads; comparing them is
+//     benchmark work (bench/), not a pass/fail test.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <sys/resource.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,7 +85,7 @@ TEST_F(ProgressLatency, MedianRoundTripWithProgressThreads) {
     if (provided_level() != WEFT_THREAD_MULTIPLE)
         GTEST_SKIP() << "WEFT_THREAD_MULTIPLE not provided (got " << provided_level() << ")";
     if (world_size() < 2 || world_size() % 2) GTEST_SKIP() << "needs an even number of processes";
-    double bound_us = 2000;
+    double bound_us = 50000;
     if (const char *b = std::getenv("WEFT_TEST_RTT_BOUND_US")) bound_us = std::atof(b);
 
     std::vector<weft_stream> streams(nthreads, WEFT_STREAM_NULL);
@@ -90,8 +96,7 @@ TEST_F(ProgressLatency, MedianRoundTripWithProgressThreads) {
     weft_comm m = WEFT_COMM_NULL;
     ASSERT_EQ(weft_stream_comm_create_multiplex(WEFT_COMM_WORLD, nthreads, streams.data(), &m), 0) << detail();
 
-    // Baseline without progress threads, for the report only: when it is slow as well, the
-    // machine is loaded rather than the progress threads spinning.
+    // Baseline without progress threads, for the report only.
     step("baseline ping-pong without progress threads");
     rtt_result base = ping_pong(m, 1);
     ASSERT_TRUE(base.errors.empty()) << base.errors.front();
@@ -99,6 +104,22 @@ TEST_F(ProgressLatency, MedianRoundTripWithProgressThreads) {
 
     for (auto s : streams) ASSERT_EQ(weft_start_progress_thread(s), 0) << detail();
     p2p_barrier();  // every progress thread runs before anyone measures
+
+    step("idle with progress threads");
+    auto cpu_s = [] {
+        rusage ru{};
+        getrusage(RUSAGE_SELF, &ru);
+        return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+            double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    };
+    const double idle_s = 0.3, cpu0 = cpu_s();
+    std::this_thread::sleep_for(std::chrono::duration<double>(idle_s));
+    const double idle_cpu = cpu_s() - cpu0;
+    std::printf("rank %d: %.1f ms of CPU in %.0f ms idle with %d progress threads\n", world_rank(), idle_cpu * 1e3,
+                idle_s * 1e3, nthreads);
+    EXPECT_LT(idle_cpu, 0.2 * idle_s) << "rank " << world_rank() << ": idle progress threads spin";
+    p2p_barrier();
+
     step("ping-pong with progress threads");
     rtt_result res = ping_pong(m, 2);
     step("stopping progress threads");
@@ -110,8 +131,9 @@ TEST_F(ProgressLatency, MedianRoundTripWithProgressThreads) {
             "threads (bound %.0f us); without: median %.1f us, p90 %.1f us\n",
             world_rank(), t, measured, res.median_us[t], res.p90_us[t], bound_us, base.median_us[t], base.p90_us[t]);
         EXPECT_LT(res.median_us[t], bound_us)
-            << "rank " << world_rank() << " thread " << t << ": median round trip in scheduler ticks; do idle progress "
-            << "threads spin? (median without progress threads: " << base.median_us[t] << " us)";
+            << "rank " << world_rank() << " thread " << t << ": median round trip near the progress threads' poll "
+            << "timeout; do they miss the fabric's wake-up? (median without progress threads: " << base.median_us[t]
+            << " us)";
     }
     std::fflush(stdout);
     ASSERT_EQ(weft_comm_free(&m), 0) << detail();
