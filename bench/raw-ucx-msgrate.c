@@ -10,8 +10,11 @@
  *
  * Run it under weftrun (which sets WEFT_RANK/WEFT_SIZE); Weft itself is not used.  Worker
  * addresses are exchanged through files in a directory both ranks see (-d DIR, else
- * $RAW_UCX_DIR, else /tmp/raw-ucx-msgrate.<WEFT_JOB_TOKEN or WEFT_KVS>); use a fresh directory
- * per run: files are written atomically (rename) and removed once both sides are connected.
+ * $RAW_UCX_DIR, else /tmp/raw-ucx-msgrate.<uid>.<weftrun's pid>).  The directory must be this
+ * user's and closed to others (mode 0700; one made here is): another user's, or one open to
+ * others, is refused, since whoever writes there chooses whom we connect to.  The job token
+ * never appears in it.  Files are written atomically (rename) and removed once both sides are
+ * connected, and the directory with them.
  *
  *   weftrun -n 2 raw-ucx-msgrate [-s SIZE] [-W WINDOW] [-i ITERS] [-w WARMUP] [-t THREADS]
  *                                [-d DIR] [-p] [-c FILE] [--csv]
@@ -75,7 +78,8 @@ static void usage(FILE *f, const char *prog) {
             "  -w, --warmup N      untimed iterations first (default 100)\n"
             "  -t, --threads N     thread pairs (default 1)\n"
             "  -d, --dir DIR       address-exchange directory shared by both ranks (default\n"
-            "                      $RAW_UCX_DIR, else /tmp/raw-ucx-msgrate.<job>); fresh per run\n"
+            "                      $RAW_UCX_DIR, else /tmp/raw-ucx-msgrate.<uid>.<weftrun pid>);\n"
+            "                      this user's, mode 0700 (others are refused)\n"
             "  -p, --pin           pin rank r (all its threads) to the r-th CPU of the inherited mask\n"
             "  -c, --csv-file FILE also write the result as CSV to FILE\n"
             "      --csv           print CSV on stdout instead of the text report\n"
@@ -306,18 +310,18 @@ int main(int argc, char **argv) {
     int rank = g_rank;
     char defdir[512];
     if (!dir || !*dir) {
-        const char *job = getenv("WEFT_JOB_TOKEN");
-        if (!job || !*job) job = getenv("WEFT_KVS");
-        if (!job) job = "default";
-        snprintf(defdir, sizeof defdir, "/tmp/raw-ucx-msgrate.");
-        size_t n = strlen(defdir);
-        for (const char *c = job; *c && n + 1 < sizeof defdir; c++) /* keep it a plain name */
-            defdir[n++] =
-                (char)((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ? *c : '_');
-        defdir[n] = '\0';
+        /* Both ranks are weftrun's children: its pid names the job, and nothing secret does. */
+        snprintf(defdir, sizeof defdir, "/tmp/raw-ucx-msgrate.%u.%ld", (unsigned)geteuid(), (long)getppid());
         dir = defdir;
     }
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) DIE("cannot create %s: %s", dir, strerror(errno));
+    struct stat st;
+    if (lstat(dir, &st) != 0) DIE("cannot stat %s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0)
+        DIE("refusing the exchange directory %s: it must be a directory of this user's with mode 0700 (it is %s, "
+            "owner %u, mode %03o)",
+            dir, S_ISDIR(st.st_mode) ? "a directory" : "not a directory", (unsigned)st.st_uid,
+            (unsigned)(st.st_mode & 0777));
 
     int cpu = -1;
     if (pin) cpu = bench_pin(rank); /* as weft-msgrate: says why and runs on unpinned when it fails */
