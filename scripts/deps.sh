@@ -14,6 +14,7 @@ packages=(
   mpich openmpi-bin                         # launchers the tests bootstrap under
   libmpich-dev libopenmpi-dev               # mpi.h for bench/mpich-coll and bench/ompi-coll
   slurmctld slurmd slurm-client munge       # the single-node Slurm cluster of tests/launch
+  procps                                    # pgrep in weftrun's job-control tests (tests/bootstrap)
 )
 missing=()
 for p in "${packages[@]}"; do
