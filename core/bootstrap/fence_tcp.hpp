@@ -28,7 +28,6 @@ class fence_tcp {
     // timeout_s passed).
     int fence(int timeout_s);
     void close();
-    bool open() const { return rank_ == 0 ? !peers_.empty() || size_ == 1 : up_ >= 0; }
 
   private:
     int rank_ = -1, size_ = 0;

@@ -1,14 +1,9 @@
 #!/usr/bin/env bash
 # install-consumer.sh BUILD_DIR WORK_DIR EXAMPLES_DIR [SANITIZERS]
 set -euo pipefail
-build=$1 work=$2 examples=$3 sanitize=${4:-}
-# A sanitized libweft needs programs built with the same runtime.
-flags=""
-[ -z "$sanitize" ] || flags="-fsanitize=$sanitize"
-prefix=$work/prefix
-rm -rf "$work"
-mkdir -p "$work"
-cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+build=$1 work=$2 examples=$3
+source "$(dirname "$0")/scratch_install.sh"
+scratch_install "$build" "$work" "${4:-}"
 
 # 1. CMake package: find_package(weft) -> weft::weft
 cmake -S "$examples/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \

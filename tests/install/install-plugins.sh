@@ -5,13 +5,9 @@
 # one also through pkg-config weft-plugin), then check both with the installed conformance kit
 # and run a program on the skeleton fabric through the installed weftrun.
 set -euo pipefail
-build=$1 work=$2 sanitize=${3:-}
-flags=""
-[ -z "$sanitize" ] || flags="-fsanitize=$sanitize"
-prefix=$work/prefix
-rm -rf "$work"
-mkdir -p "$work"
-cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+build=$1 work=$2
+source "$(dirname "$0")/scratch_install.sh"
+scratch_install "$build" "$work" "${3:-}"
 skeletons=$prefix/share/weft/examples/plugin-skeleton
 unset WEFT_PLUGIN_PATH WEFT_FABRIC
 

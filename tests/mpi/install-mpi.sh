@@ -5,14 +5,9 @@
 # (find_package(weft)); runs each under the installed weftrun.  Also checks that mpi.h sits in
 # include/weft-mpi (never include/), and that lib/weft-mpi holds libmpich.so.12 / libmpi.so.12.
 set -euo pipefail
-build=$1 work=$2 src=$3 sanitize=${4:-}
-# A sanitized libweft-mpi needs programs built with the same runtime.
-flags=""
-[ -z "$sanitize" ] || flags="-fsanitize=$sanitize"
-prefix=$work/prefix
-rm -rf "$work"
-mkdir -p "$work"
-cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+build=$1 work=$2 src=$3
+source "$(dirname "$0")/../install/scratch_install.sh"
+scratch_install "$build" "$work" "${4:-}"
 [ -f "$prefix/include/weft-mpi/mpi.h" ] && [ ! -e "$prefix/include/mpi.h" ] || {
   echo "install-mpi: mpi.h must be in include/weft-mpi only"; exit 1; }
 for n in libmpich.so.12 libmpi.so.12; do
