@@ -10,6 +10,7 @@ packages=(
   libfabric-dev libfabric-bin               # libfabric fabric plugin, fi_info
   libpmix-dev                               # PMIx bootstrap (Open MPI mpirun, Slurm srun --mpi=pmix)
   nlohmann-json3-dev iproute2               # Galapagos plugin (cluster files); ip netns for its tests
+  libsodium-dev                             # Galapagos handshake (HMAC-SHA-256)
   libamdhip64-dev libze-dev                 # HIP and SYCL/Level Zero queue plugins (CUDA: /usr/local/cuda)
   mpich openmpi-bin                         # launchers the tests bootstrap under
   libmpich-dev libopenmpi-dev               # mpi.h for bench/mpich-coll and bench/ompi-coll

@@ -19,9 +19,9 @@ set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${WEFT_FUZZ_BUILD:-$root/build-fuzz}
-all_targets=(hex info am_wire gal_frame gal_cluster kvs_server kvs_client pmi1 env datatype)
+all_targets=(hex info am_wire gal_frame gal_handshake gal_cluster kvs_server kvs_client pmi1 env datatype)
 # Largest input per target: a packet, a stream of a few packets, a file, a script.
-declare -A max_len=([hex]=4096 [info]=2048 [am_wire]=8600 [gal_frame]=40000 [gal_cluster]=8192
+declare -A max_len=([hex]=4096 [info]=2048 [am_wire]=8600 [gal_frame]=40000 [gal_handshake]=512 [gal_cluster]=8192
                     [kvs_server]=4096 [kvs_client]=4096 [pmi1]=4096 [env]=1024
                     [datatype]=512)
 

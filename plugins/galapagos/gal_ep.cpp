@@ -203,7 +203,7 @@ int gal_ep_address(weft_fabric_ep_t *ep, void *buf, size_t *len) {
     a.port = ep->fabric->port;
     a.ipv4 = ep->fabric->ipv4;
     a.node_id = ep->fabric->node_id;
-    a.token = ep->fabric->token;
+    memcpy(a.secret, ep->fabric->secret, sizeof a.secret);
     gal::address_encode(a, static_cast<uint8_t *>(buf));
     *len = gal::address_bytes;
     return WEFT_PLUGIN_OK;
@@ -231,7 +231,7 @@ int gal_ep_connect(weft_fabric_ep_t *ep, const void *address, size_t len, weft_f
     p->port = a.port;
     p->ipv4 = a.ipv4;
     p->node_id = a.node_id;
-    p->token = a.token;
+    p->key = gal::address_has_secret(a) ? gal::key_from_secret(a.secret) : ep->fabric->key;
     p->local = p->node_id == ep->fabric->node_id && !ep->fabric->force_tcp;
     std::lock_guard<std::mutex> g(ep->lock);
     weft_kit_list_push_front(&ep->peers, &p->link);

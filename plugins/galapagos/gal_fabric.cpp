@@ -1,12 +1,14 @@
 /* Galapagos fabric: the software node.  Opens the listening socket and its thread (which
- * blocks in poll() and does handshakes), makes outgoing connections on first use, and reads
+ * does every pending handshake at once in one poll() loop), makes outgoing connections on first use, and reads
  * the connections for whichever endpoint progresses. */
 #include <cerrno>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include <arpa/inet.h>
@@ -30,13 +32,10 @@
 
 namespace {
 
-constexpr int handshake_timeout_ms = 5000;
-
-uint64_t random_u64() {
+uint64_t random_node_id() {
     uint64_t v = 0;
-    if (getrandom(&v, sizeof v, 0) != sizeof v)
-        v = uint64_t(getpid()) * 0x9e3779b97f4a7c15ull ^ uint64_t(time(nullptr));
-    return v ? v : 1;
+    while (v == 0) gal::random_bytes(&v, sizeof v);
+    return v;
 }
 
 /* The address to listen on and advertise: WEFT_GALAPAGOS_ADDR, else the first address of
@@ -79,27 +78,6 @@ void set_nodelay(int fd) {
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-/* Reads or writes exactly n bytes on a blocking-mode exchange, giving up after the handshake
- * timeout (a silent or slow peer cannot hold the listener). */
-bool exchange(int fd, void *buf, size_t n, bool writing) {
-    auto *p = static_cast<uint8_t *>(buf);
-    size_t done = 0;
-    while (done < n) {
-        pollfd pfd{fd, short(writing ? POLLOUT : POLLIN), 0};
-        int r = poll(&pfd, 1, handshake_timeout_ms);
-        if (r <= 0) {
-            if (r < 0 && errno == EINTR) continue;
-            return false;
-        }
-        ssize_t k = writing ? send(fd, p + done, n - done, MSG_NOSIGNAL | MSG_DONTWAIT)
-                            : recv(fd, p + done, n - done, MSG_DONTWAIT);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (k <= 0) return false;
-        done += size_t(k);
-    }
-    return true;
-}
-
 const char *peer_text(const sockaddr_in &sa, char *buf, size_t len) {
     char ip[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
@@ -140,56 +118,150 @@ gal_conn *register_conn(weft_fabric *f, int fd, uint64_t peer_node) {
     return c;
 }
 
-void accept_one(weft_fabric *f) {
-    sockaddr_in sa{};
-    socklen_t sl = sizeof sa;
-    int fd = accept4(f->listen_fd, reinterpret_cast<sockaddr *>(&sa), &sl, SOCK_CLOEXEC);
-    if (fd < 0) return;
-    set_nodelay(fd);
+/* Logged the first time, then at every power of two, so that a flood cannot flood the log;
+ * every refusal is counted (weft_get_stats). */
+bool worth_logging(uint64_t n) { return (n & (n - 1)) == 0; }
+
+void note_refusal(weft_fabric *f, const sockaddr_in &sa, const char *why) {
+    uint64_t n = ++f->refused_conns;
+    if (!worth_logging(n)) return;
     char who[64];
-    uint8_t raw[gal::handshake_bytes];
-    if (!exchange(fd, raw, sizeof raw, false)) {
-        ++f->refused_conns;
-        gal_log(f, WEFT_LOG_WARN, "refused a connection from %s: no complete handshake",
-                peer_text(sa, who, sizeof who));
-        close(fd);
-        return;
-    }
-    gal::handshake h;
-    gal::handshake_decode(raw, h);
-    const char *refusal = nullptr;
-    if (memcmp(h.magic, gal::hello_magic, sizeof h.magic) != 0)
-        refusal = "not a Weft Galapagos node (bad magic)";
-    else if (h.version != gal::protocol_version)
-        refusal = "another protocol version";
-    else if (h.token != f->token)
-        refusal = "wrong job token (set the same WEFT_JOB_TOKEN on every node of the job)";
-    if (refusal) {
-        ++f->refused_conns;
-        gal_log(f, WEFT_LOG_WARN, "refused a connection from %s: %s", peer_text(sa, who, sizeof who), refusal);
-        close(fd);
-        return;
-    }
-    gal::handshake w{};
-    memcpy(w.magic, gal::welcome_magic, sizeof w.magic);
-    w.version = gal::protocol_version;
-    w.node_id = f->node_id;
-    gal::handshake_encode(w, raw);
-    if (!exchange(fd, raw, sizeof raw, true)) {
-        close(fd);
-        return;
-    }
-    register_conn(f, fd, h.node_id);
+    gal_log(f, WEFT_LOG_WARN, "refused a connection from %s: %s (%" PRIu64 " refused so far)",
+            peer_text(sa, who, sizeof who), why, n);
 }
 
-void listener_main(weft_fabric *f) {
+/* A connection accepted and not yet authenticated. */
+struct pending_handshake {
+    int fd;
+    sockaddr_in peer;
+    std::chrono::steady_clock::time_point deadline;
+    gal::acceptor side;
+};
+
+/* Connections still handshaking, at most: beyond, the oldest is closed.  A peer of the job
+ * completes its handshake within a round trip, so a local flood of silent or slow connections
+ * can neither exhaust this process's descriptors nor keep a peer out for long. */
+constexpr size_t max_pending_handshakes = 64;
+
+std::unique_ptr<pending_handshake> new_pending(weft_fabric *f, int fd, const sockaddr_in &sa) {
+    uint8_t nonce[gal::nonce_bytes];
+    gal::random_bytes(nonce, sizeof nonce);
+    return std::unique_ptr<pending_handshake>(new pending_handshake{
+        fd, sa, std::chrono::steady_clock::now() + std::chrono::milliseconds(gal::handshake_deadline_ms),
+        gal::acceptor(f->key, f->node_id, nonce)});
+}
+
+/* Moves what the socket allows; returns false once the connection is finished with (handed to
+ * the node, or refused and closed). */
+bool drive_pending(weft_fabric *f, pending_handshake &p) {
     for (;;) {
-        pollfd p[2] = {{f->listen_fd, POLLIN, 0}, {f->stop_fd, POLLIN, 0}};
-        int r = poll(p, 2, -1);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0 || (p[1].revents & POLLIN)) return;
-        if (p[0].revents & POLLIN) accept_one(f);
+        gal::hs_status s = p.side.status();
+        if (s == gal::hs_status::done) {
+            register_conn(f, p.fd, p.side.peer_node());
+            return false;
+        }
+        if (s == gal::hs_status::refused) {
+            note_refusal(f, p.peer, p.side.why());
+            close(p.fd);
+            return false;
+        }
+        const bool reading = s == gal::hs_status::need_input;
+        ssize_t k = reading ? recv(p.fd, p.side.input_at(), p.side.input_missing(), MSG_DONTWAIT)
+                            : send(p.fd, p.side.output_at(), p.side.output_left(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+        if (k <= 0) {
+            note_refusal(f, p.peer, "no complete handshake (the connection closed)");
+            close(p.fd);
+            return false;
+        }
+        if (reading)
+            p.side.consumed(size_t(k));
+        else
+            p.side.sent(size_t(k));
     }
+}
+
+void evict_oldest(weft_fabric *f, std::vector<std::unique_ptr<pending_handshake>> &pending) {
+    pending_handshake &p = *pending.front();
+    uint64_t n = ++f->evicted_conns;
+    ++f->refused_conns;
+    if (worth_logging(n)) {
+        char who[64];
+        gal_log(f, WEFT_LOG_WARN,
+                "closed the handshake of %s to make room (%" PRIu64
+                " such so far: more than %zu connections "
+                "handshaking at once)",
+                peer_text(p.peer, who, sizeof who), n, max_pending_handshakes);
+    }
+    close(p.fd);
+    pending.erase(pending.begin());
+}
+
+/* Takes every waiting connection off the backlog.  Returns false when out of descriptors with
+ * nothing left to close: the caller then stops accepting for a moment instead of spinning. */
+bool accept_waiting(weft_fabric *f, std::vector<std::unique_ptr<pending_handshake>> &pending) {
+    for (;;) {
+        sockaddr_in sa{};
+        socklen_t sl = sizeof sa;
+        int fd = accept4(f->listen_fd, reinterpret_cast<sockaddr *>(&sa), &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            if ((errno == EMFILE || errno == ENFILE) && !pending.empty()) {
+                evict_oldest(f, pending);
+                continue;
+            }
+            return errno == EAGAIN || errno == EWOULDBLOCK;
+        }
+        set_nodelay(fd);
+        if (pending.size() >= max_pending_handshakes) evict_oldest(f, pending);
+        auto p = new_pending(f, fd, sa);
+        if (drive_pending(f, *p)) pending.push_back(std::move(p));
+    }
+}
+
+/* The listener: every handshake at once, each bounded by one deadline for the whole of it. */
+void listener_main(weft_fabric *f) {
+    using clock = std::chrono::steady_clock;
+    std::vector<std::unique_ptr<pending_handshake>> pending;
+    std::vector<pollfd> pfds;
+    clock::time_point accept_paused_until{};
+    for (;;) {
+        const auto now = clock::now();
+        const bool accepting = now >= accept_paused_until;
+        pfds.assign({{f->stop_fd, POLLIN, 0}, {accepting ? f->listen_fd : -1, POLLIN, 0}});
+        int timeout = accepting
+            ? -1
+            : int(std::chrono::duration_cast<std::chrono::milliseconds>(accept_paused_until - now).count()) + 1;
+        for (auto &p : pending) {
+            bool reading = p->side.status() == gal::hs_status::need_input;
+            pfds.push_back({p->fd, short(reading ? POLLIN : POLLOUT), 0});
+            int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(p->deadline - now).count()) + 1;
+            if (timeout < 0 || left < timeout) timeout = left < 0 ? 0 : left;
+        }
+        int r = poll(pfds.data(), nfds_t(pfds.size()), timeout);
+        if (r < 0 && errno != EINTR) break;
+        if (r > 0 && (pfds[0].revents & POLLIN)) break;
+        const auto after = clock::now();
+        std::vector<std::unique_ptr<pending_handshake>> still;
+        for (size_t i = 0; i < pending.size(); ++i) {
+            pending_handshake &p = *pending[i];
+            bool keep = true;
+            if (r > 0 && pfds[i + 2].revents) keep = drive_pending(f, p);
+            if (keep && after >= p.deadline) {
+                note_refusal(f, p.peer, "no complete handshake within 5 s");
+                close(p.fd);
+                keep = false;
+            }
+            if (keep) still.push_back(std::move(pending[i]));
+        }
+        pending.swap(still);
+        if (r > 0 && (pfds[1].revents & POLLIN) && !accept_waiting(f, pending)) {
+            if (errno == EMFILE || errno == ENFILE)
+                gal_log(f, WEFT_LOG_WARN, "this process is out of file descriptors: not accepting for 100 ms");
+            accept_paused_until = after + std::chrono::milliseconds(100);
+        }
+    }
+    for (auto &p : pending) close(p->fd);
 }
 
 int fail_init(weft_fabric *f, int rc) {
@@ -217,14 +289,23 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
     f->nconns.store(0);
     f->bad_frames.store(0);
     f->refused_conns.store(0);
-    f->node_id = random_u64();
-    /* The token every node of the job shares: WEFT_GALAPAGOS_TOKEN (also given to hardware
-     * nodes, which have no launcher), else the launcher's job token, else one of our own
-     * (peers learn it from our addresses, which the bootstrap distributes). */
+    f->node_id = random_node_id();
+    /* The key every node of the job proves in handshakes comes from the token they share:
+     * WEFT_GALAPAGOS_TOKEN (also given to hardware nodes, which have no launcher), else the
+     * launcher's job token, else from a secret of our own (peers learn it from our addresses,
+     * which only the job's bootstrap distributes). */
     const char *token = getenv("WEFT_GALAPAGOS_TOKEN");
     if (!token || !*token) token = weft_kit_host_hint(host, "weft_job_token");
     if (!token || !*token) token = getenv("WEFT_JOB_TOKEN");
-    f->token = token && *token ? gal::token_from_text(token) : random_u64();
+    memset(f->secret, 0, sizeof f->secret);
+    if (token && *token) {
+        f->key = gal::key_from_text(token);
+    } else {
+        gal::random_bytes(f->secret, sizeof f->secret);
+        f->secret[0] |= 1; /* never all zero: zero means the job's token */
+        f->key = gal::key_from_secret(f->secret);
+    }
+    f->evicted_conns = 0;
     f->cluster = nullptr;
     if (!gal_cluster_open(f, why, why_len)) return fail_init(f, WEFT_PLUGIN_ERR_INVALID);
     const char *loop = getenv("WEFT_GALAPAGOS_LOOPBACK");
@@ -240,7 +321,7 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
         }
         port = uint16_t(v);
     }
-    f->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    f->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0); /* accept until EAGAIN */
     f->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     f->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     if (f->listen_fd < 0 || f->stop_fd < 0 || f->epoll_fd < 0) {
@@ -306,7 +387,7 @@ int gal_query(weft_fabric_t *f, weft_fabric_caps_t *caps) {
     return weft_kit_caps_write(caps, &all);
 }
 
-gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, uint64_t token, uint64_t expect_node) {
+gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, const gal::key &key, uint64_t expect_node) {
     /* One connect at a time, so two threads never connect to one node at once; the table
      * lock is not held across the handshake (the listener needs it to register). */
     std::lock_guard<std::mutex> connecting(f->connect_lock);
@@ -329,33 +410,20 @@ gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, uint64_t tok
         close(fd);
         return nullptr;
     }
-    gal::handshake h{};
-    memcpy(h.magic, gal::hello_magic, sizeof h.magic);
-    h.version = gal::protocol_version;
-    h.token = token;
-    h.node_id = f->node_id;
-    uint8_t raw[gal::handshake_bytes];
-    gal::handshake_encode(h, raw);
-    gal::handshake w{};
-    bool ok = exchange(fd, raw, sizeof raw, true) && exchange(fd, raw, sizeof raw, false);
-    if (ok) {
-        gal::handshake_decode(raw, w);
-        ok = memcmp(w.magic, gal::welcome_magic, sizeof w.magic) == 0 && w.node_id != 0 &&
-            (!expect_node || w.node_id == expect_node);
-    }
-    if (!ok) {
-        gal_log(f, WEFT_LOG_WARN,
-                "the node at %s refused the handshake (is WEFT_GALAPAGOS_TOKEN "
-                "the same on every node?)",
-                peer_text(sa, who, sizeof who));
+    uint8_t nonce[gal::nonce_bytes];
+    gal::random_bytes(nonce, sizeof nonce);
+    gal::connector side(key, f->node_id, nonce, expect_node);
+    const char *why = nullptr;
+    if (!gal::handshake_run(fd, side, gal::handshake_deadline_ms, &why)) {
+        gal_log(f, WEFT_LOG_WARN, "no connection to the node at %s: %s", peer_text(sa, who, sizeof who), why);
         close(fd);
         return nullptr;
     }
-    return register_conn(f, fd, w.node_id);
+    return register_conn(f, fd, side.peer_node());
 }
 
 gal_conn *gal_conn_for(weft_fabric *f, const weft_fabric_peer *peer) {
-    return gal_connect(f, peer->ipv4, peer->port, peer->token, peer->node_id);
+    return gal_connect(f, peer->ipv4, peer->port, peer->key, peer->node_id);
 }
 
 int gal_node_progress(weft_fabric *f) {

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "gal_auth.hpp"
 #include "gal_wire.hpp"
 
 constexpr const char *GAL_PLUGIN_NAME = "galapagos";
@@ -98,7 +99,7 @@ struct weft_fabric_peer {
     uint16_t port; /* host order */
     uint8_t slot;
     uint8_t local;                /* the peer endpoint lives in this node */
-    uint64_t token;               /* the peer node's job token, sent in the hello */
+    gal::key key;                 /* proves this node to the peer's: the job's, or the peer's own */
     size_t pending_sends;         /* queued on a connection, not yet written */
     std::atomic<gal_conn *> conn; /* remote peers: the connection sends use, once known */
     /* ep_peer_failed: the process is dead.  Sends fail at once and never reconnect. */
@@ -151,8 +152,9 @@ struct gal_conn {
 struct weft_fabric {
     const weft_plugin_host_t *host;
     uint64_t node_id;
-    uint64_t token;
-    uint32_t ipv4; /* network order: the address endpoints advertise */
+    gal::key key;                              /* the handshake key peers must prove: the job's, or from secret */
+    uint8_t secret[gal::address_secret_bytes]; /* zero when the job shares a token */
+    uint32_t ipv4;                             /* network order: the address endpoints advertise */
     uint16_t port;
     int listen_fd;
     int stop_fd;    /* eventfd: tells the listener to end */
@@ -165,7 +167,8 @@ struct weft_fabric {
     std::atomic<gal_conn *> conns[GAL_MAX_CONNS]; /* never shrinks until finalize */
     std::atomic<uint32_t> nconns;
     std::atomic<uint64_t> bad_frames;    /* packets dropped: malformed, unknown endpoint */
-    std::atomic<uint64_t> refused_conns; /* connections refused: no handshake, wrong token */
+    std::atomic<uint64_t> refused_conns; /* connections refused: no handshake, wrong key */
+    uint64_t evicted_conns;              /* pending handshakes closed to make room (listener only) */
     /* node id -> the connection this node sends on (the first one established). */
     std::vector<std::pair<uint64_t, gal_conn *>> send_conns;
     /* Cluster description (WEFT_GALAPAGOS_CLUSTER), when given. */
@@ -175,7 +178,7 @@ struct weft_fabric {
 /* An endpoint's address (gal_wire.hpp, docs/galapagos-wire.md) as the kit's address header
  * reads it: word 0 (magic "WGAL", version, slot) is the kit's 8-byte header with the slot as
  * its info, and 32 bytes follow.  ep_connect checks it with weft_kit_addr_read. */
-constexpr weft_kit_addr_format_t gal_address_format = {GAL_PLUGIN_NAME, gal::address_magic, gal::protocol_version,
+constexpr weft_kit_addr_format_t gal_address_format = {GAL_PLUGIN_NAME, gal::address_magic, gal::address_version,
                                                        gal::address_bytes - WEFT_KIT_ADDR_HEADER_SIZE,
                                                        gal::address_bytes - WEFT_KIT_ADDR_HEADER_SIZE};
 static_assert(gal::address_magic == WEFT_KIT_MAGIC('W', 'G', 'A', 'L') &&
@@ -233,8 +236,8 @@ int gal_kernel_bind(weft_fabric_ep_t *ep, uint32_t kernel, uint64_t tag_base, ui
 int gal_kernel_unbind(weft_fabric_ep_t *ep, uint32_t kernel);
 int gal_kernel_send(weft_fabric_ep_t *ep, uint32_t dst_kernel, uint32_t src_kernel, const void *buf, size_t len,
                     void *context);
-/* Connects (handshake with this node's token) to ipv4:port; expect_node 0: any node id. */
-gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, uint64_t token, uint64_t expect_node);
+/* Connects to ipv4:port and proves key in the handshake; expect_node 0: any node id. */
+gal_conn *gal_connect(weft_fabric *f, uint32_t ipv4, uint16_t port, const gal::key &key, uint64_t expect_node);
 
 /* ---- gal_ep.cpp ---- */
 void gal_ep_wake_locked(weft_fabric_ep *ep);

@@ -40,7 +40,7 @@ gal_conn *hw_conn(weft_fabric *f, int index) {
     const gal::cluster_node *n = cs.file.node(index);
     uint32_t ipv4;
     if (!n || !parse_ipv4(n->host, &ipv4)) return nullptr;
-    c = gal_connect(f, ipv4, n->port, f->token, 0);
+    c = gal_connect(f, ipv4, n->port, f->key, 0);
     if (c) cs.hw_conns[index].store(c, std::memory_order_release);
     return c;
 }

@@ -1,5 +1,5 @@
 /* The Galapagos packet protocol as Weft's galapagos fabric puts it on a TCP connection, and the
- * connection handshake.  Header-only: the fabric plugin, the GAScore model and the tests share
+ * endpoint addresses (the handshake is in gal_auth.hpp).  Header-only: the fabric plugin, the GAScore model and the tests share
  * it.  docs/galapagos-wire.md describes the same bytes in prose.
  *
  * A packet is a header flit followed by `size` payload flits (a flit is 64 bits, little-endian
@@ -84,80 +84,47 @@ inline uint64_t get_u64(const uint8_t *p) {
     return v;
 }
 
-/* The 64-bit handshake token of a job token string (FNV-1a).  Every node of a job derives it
- * from the same text: WEFT_GALAPAGOS_TOKEN, else the launcher's WEFT_JOB_TOKEN. */
-inline uint64_t token_from_text(const char *s) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; ++s) h = (h ^ uint8_t(*s)) * 0x100000001b3ull;
-    return h;
-}
-
-/* Handshake: the connecting side sends a hello, the accepting side checks the magic, version
- * and job token and answers with a welcome, or logs the refusal and closes the connection.
- * Both are 32 bytes, little-endian fields. */
-constexpr char hello_magic[8] = {'W', 'E', 'F', 'T', 'G', 'A', 'L', '1'};
-constexpr char welcome_magic[8] = {'W', 'E', 'F', 'T', 'G', 'A', 'L', 'A'};
-constexpr uint32_t protocol_version = 1;
-constexpr size_t handshake_bytes = 32;
-
-struct handshake {
-    char magic[8];
-    uint32_t version;
-    uint32_t flags;   /* zero */
-    uint64_t token;   /* hello: the job token; welcome: zero */
-    uint64_t node_id; /* the sender's node id (random per software node) */
-};
-
-inline void handshake_encode(const handshake &h, uint8_t out[handshake_bytes]) {
-    std::memcpy(out, h.magic, 8);
-    put_u64(out + 8, uint64_t(h.version) | uint64_t(h.flags) << 32);
-    put_u64(out + 16, h.token);
-    put_u64(out + 24, h.node_id);
-}
-
-inline void handshake_decode(const uint8_t in[handshake_bytes], handshake &h) {
-    std::memcpy(h.magic, in, 8);
-    uint64_t w = get_u64(in + 8);
-    h.version = uint32_t(w);
-    h.flags = uint32_t(w >> 32);
-    h.token = get_u64(in + 16);
-    h.node_id = get_u64(in + 24);
-}
-
 /* An endpoint's address, as the bootstrap distributes it: 40 bytes, little-endian words.
- *     word 0: magic "WGAL" [31:0], protocol version [47:32], endpoint slot [55:48]
+ *     word 0: magic "WGAL" [31:0], address version [47:32], endpoint slot [55:48]
  *     word 1: TCP port [15:0], IPv4 address in network byte order [47:16]
- *     word 2: node id;  word 3: the node's job token;  word 4: zero */
+ *     word 2: node id;  words 3-4: the node's own secret (the handshake key comes from it), or
+ *     zero when the node uses the job's shared token (its text never leaves the process) */
 constexpr uint32_t address_magic = 0x4c414757u; /* "WGAL" */
+constexpr uint16_t address_version = 2;
 constexpr size_t address_bytes = 40;
+constexpr size_t address_secret_bytes = 16;
 
 struct address {
     uint8_t slot = 0;
     uint16_t port = 0;
     uint32_t ipv4 = 0; /* network byte order */
     uint64_t node_id = 0;
-    uint64_t token = 0;
+    uint8_t secret[address_secret_bytes] = {};
 };
 
+inline bool address_has_secret(const address &a) {
+    uint8_t any = 0;
+    for (uint8_t b : a.secret) any |= b;
+    return any != 0;
+}
+
 inline void address_encode(const address &a, uint8_t out[address_bytes]) {
-    put_u64(out, uint64_t(address_magic) | uint64_t(protocol_version) << 32 | uint64_t(a.slot) << 48);
+    put_u64(out, uint64_t(address_magic) | uint64_t(address_version) << 32 | uint64_t(a.slot) << 48);
     put_u64(out + 8, uint64_t(a.port) | uint64_t(a.ipv4) << 16);
     put_u64(out + 16, a.node_id);
-    put_u64(out + 24, a.token);
-    put_u64(out + 32, 0);
+    std::memcpy(out + 24, a.secret, address_secret_bytes);
 }
 
 inline bool address_decode(const uint8_t *in, size_t len, address &a) {
     if (len != address_bytes) return false;
     uint64_t w0 = get_u64(in), w1 = get_u64(in + 8);
-    if (uint32_t(w0) != address_magic || uint16_t(w0 >> 32) != protocol_version || (w0 >> 56) != 0 || (w1 >> 48) != 0 ||
-        get_u64(in + 32) != 0)
+    if (uint32_t(w0) != address_magic || uint16_t(w0 >> 32) != address_version || (w0 >> 56) != 0 || (w1 >> 48) != 0)
         return false;
     a.slot = uint8_t(w0 >> 48);
     a.port = uint16_t(w1);
     a.ipv4 = uint32_t(w1 >> 16);
     a.node_id = get_u64(in + 16);
-    a.token = get_u64(in + 24);
+    std::memcpy(a.secret, in + 24, address_secret_bytes);
     return a.port != 0 && a.node_id != 0;
 }
 

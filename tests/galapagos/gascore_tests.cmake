@@ -5,7 +5,7 @@ if(TARGET weft-gascore)
   target_include_directories(weft-test-gascore PRIVATE ${PROJECT_SOURCE_DIR}/plugins/galapagos)
   target_compile_definitions(weft-test-gascore PRIVATE
     WEFT_GASCORE_PROGRAM="$<TARGET_FILE:weft-gascore>")
-  target_link_libraries(weft-test-gascore PRIVATE GTest::gtest_main Threads::Threads)
+  target_link_libraries(weft-test-gascore PRIVATE GTest::gtest_main Threads::Threads weft_gal_auth)
   add_dependencies(weft-test-gascore weft-gascore)
   # PRE_TEST: list the cases when ctest runs, not at build time.
   gtest_discover_tests(weft-test-gascore DISCOVERY_MODE PRE_TEST TEST_PREFIX galapagos.gascore.

@@ -1,5 +1,6 @@
-/* The Galapagos node against hostile and broken peers: connections without the job token,
- * malformed handshakes, and malformed packets after a good handshake are refused or dropped,
+/* The Galapagos node against hostile and broken peers: connections without the job key,
+ * replayed, malformed, slow or flooding handshakes, and malformed packets after a good
+ * handshake are refused, closed or dropped,
  * logged and counted, without a crash, and the node keeps serving its real peers.  The plugin
  * is loaded by path (WEFT_GAL_PLUGIN) and driven through its ABI, as the core drives it; the
  * hostile peer is a raw TCP socket speaking gal_wire.hpp's bytes.  The same two-endpoint node
@@ -25,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "gal_test_handshake.hpp"
 #include "gal_wire.hpp"
 
 namespace {
@@ -110,32 +112,8 @@ class Hostile : public ::testing::Test {
         ASSERT_EQ(send(fd, p, n, MSG_NOSIGNAL), ssize_t(n)) << strerror(errno);
     }
 
-    void send_hello(int fd, uint64_t token, const char *magic = gal::hello_magic) {
-        gal::handshake h{};
-        memcpy(h.magic, magic, 8);
-        h.version = gal::protocol_version;
-        h.token = token;
-        h.node_id = 0x0bad0bad0bad0badull;
-        uint8_t raw[gal::handshake_bytes];
-        gal::handshake_encode(h, raw);
-        send_all(fd, raw, sizeof raw);
-    }
-
-    /* True when the node answered the hello with a welcome. */
-    bool welcomed(int fd) {
-        uint8_t raw[gal::handshake_bytes];
-        size_t got = 0;
-        while (got < sizeof raw) {
-            pollfd p{fd, POLLIN, 0};
-            if (poll(&p, 1, 10000) != 1) return false;
-            ssize_t k = recv(fd, raw + got, sizeof raw - got, 0);
-            if (k <= 0) return false;
-            got += size_t(k);
-        }
-        gal::handshake w;
-        gal::handshake_decode(raw, w);
-        return memcmp(w.magic, gal::welcome_magic, 8) == 0;
-    }
+    /* Joins b's node as a peer of the job would (the whole handshake with the job's key). */
+    bool join(int fd) { return gal_test::join(fd, job_key_, 0x0bad0bad0bad0badull); }
 
     /* Progresses both endpoints until pred holds (10 s at most). */
     template <class Pred>
@@ -184,6 +162,7 @@ class Hostile : public ::testing::Test {
     weft_fabric_peer_t *a_to_b_ = nullptr;
     uint8_t b_address_[gal::address_bytes];
     gal::address b_addr_;
+    const gal::key job_key_ = gal::key_from_text("hostile-test-token");
 };
 
 uint64_t header(uint8_t dest, uint8_t src, uint16_t flits, uint8_t kind) {
@@ -195,21 +174,68 @@ uint64_t header(uint8_t dest, uint8_t src, uint16_t flits, uint8_t kind) {
     return gal::header_encode(h);
 }
 
-TEST_F(Hostile, WrongTokenIsRefusedAndLogged) {
+/* A client without the key gets a welcome (any well-formed hello does) but cannot prove the key. */
+TEST_F(Hostile, WrongKeyIsRefusedAndLogged) {
     int fd = raw_connect();
-    send_hello(fd, b_addr_.token + 1);
-    EXPECT_FALSE(welcomed(fd)) << "a hello with the wrong token got a welcome";
-    EXPECT_TRUE(logged("wrong job token"));
+    std::vector<uint8_t> h = gal_test::hello(0x0bad);
+    send_all(fd, h.data(), h.size());
+    ASSERT_TRUE(gal_test::welcomed(fd));
+    uint8_t guess[gal::proof_bytes];
+    gal::random_bytes(guess, sizeof guess);
+    std::vector<uint8_t> p = gal_test::proof(guess);
+    send_all(fd, p.data(), p.size());
+    EXPECT_TRUE(gal_test::closed_by_peer(fd)) << "a proof without the key was accepted";
+    EXPECT_TRUE(logged("wrong job key"));
     EXPECT_EQ(stats().refused_connections, 1u);
     EXPECT_EQ(stats().dropped_packets, 0u);
     close(fd);
     expect_node_serves(1);
 }
 
+/* The proof a real peer sent on one connection does not open another: the node's nonce differs
+ * every time (version 1 sent the token's hash in clear, and anyone who saw it could replay it). */
+TEST_F(Hostile, ReplayedHandshakeIsRefused) {
+    int fd = raw_connect();
+    uint8_t nonce[gal::nonce_bytes];
+    gal::random_bytes(nonce, sizeof nonce);
+    /* A genuine handshake, step by step, keeping the proof it sends. */
+    gal::connector genuine(job_key_, 0x5eed, nonce, 0);
+    std::vector<uint8_t> hello(genuine.output_at(), genuine.output_at() + genuine.output_left());
+    send_all(fd, hello.data(), hello.size());
+    genuine.sent(hello.size());
+    ASSERT_TRUE(gal_test::read_exactly(fd, genuine.input_at(), genuine.input_missing()));
+    ASSERT_EQ(genuine.consumed(gal::welcome_bytes), gal::hs_status::have_output) << genuine.why();
+    std::vector<uint8_t> recorded(genuine.output_at(), genuine.output_at() + genuine.output_left());
+    send_all(fd, recorded.data(), recorded.size());
+    EXPECT_EQ(genuine.sent(recorded.size()), gal::hs_status::done);
+    close(fd);
+
+    int replay = raw_connect();
+    send_all(replay, hello.data(), hello.size());
+    ASSERT_TRUE(gal_test::welcomed(replay));
+    send_all(replay, recorded.data(), recorded.size());
+    EXPECT_TRUE(gal_test::closed_by_peer(replay)) << "a replayed handshake was accepted";
+    EXPECT_TRUE(logged("wrong job key"));
+    close(replay);
+    expect_node_serves(6);
+}
+
+/* A version-1 hello (32 bytes, the token's hash in clear) is refused at once, naming both versions. */
+TEST_F(Hostile, OldProtocolIsRefusedByVersion) {
+    int fd = raw_connect();
+    std::vector<uint8_t> h = gal_test::hello(0x0bad, gal::hello_magic, 1);
+    send_all(fd, h.data(), 32);
+    EXPECT_FALSE(gal_test::welcomed(fd));
+    EXPECT_TRUE(logged("protocol version 1, this node speaks 2"));
+    close(fd);
+    expect_node_serves(7);
+}
+
 TEST_F(Hostile, BadMagicIsRefused) {
     int fd = raw_connect();
-    send_hello(fd, b_addr_.token, "GET / HT");
-    EXPECT_FALSE(welcomed(fd));
+    std::vector<uint8_t> h = gal_test::hello(0x0bad, "GET / HT");
+    send_all(fd, h.data(), h.size());
+    EXPECT_FALSE(gal_test::welcomed(fd));
     EXPECT_TRUE(logged("bad magic"));
     close(fd);
     expect_node_serves(2);
@@ -219,11 +245,118 @@ TEST_F(Hostile, ShortHandshakeIsRefused) {
     int fd = raw_connect();
     send_all(fd, "WEFT", 4);
     shutdown(fd, SHUT_WR);
-    EXPECT_FALSE(welcomed(fd));
+    EXPECT_FALSE(gal_test::welcomed(fd));
     EXPECT_TRUE(logged("no complete handshake"));
     EXPECT_EQ(stats().refused_connections, 1u);
     close(fd);
     expect_node_serves(3);
+}
+
+/* Connections that handshake slowly (a byte a second, each byte inside any per-read timeout)
+ * hold no peer up: handshakes run side by side, and each has 5 s for the whole of it.  Version
+ * 1 did one handshake at a time with 5 s per read, so one such connection kept every peer out
+ * of this node for minutes (reproduced: 78 s), and their sends failed. */
+TEST_F(Hostile, SlowHandshakesNeitherBlockPeersNorLastLonger) {
+    std::vector<int> slow;
+    for (int i = 0; i < 3; ++i) slow.push_back(raw_connect());
+    std::vector<uint8_t> h = gal_test::hello(0x51);
+    std::atomic<bool> stop{false};
+    std::vector<int> closed_after_s(slow.size(), -1);
+    std::thread trickle([&] {
+        auto start = std::chrono::steady_clock::now();
+        for (size_t byte = 0; byte < h.size() && !stop; ++byte) {
+            for (size_t i = 0; i < slow.size(); ++i) {
+                if (closed_after_s[i] >= 0) continue;
+                if (send(slow[i], &h[byte], 1, MSG_NOSIGNAL) != 1 || gal_test::closed_by_peer(slow[i], 0))
+                    closed_after_s[i] =
+                        int(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start)
+                                .count());
+            }
+            for (int t = 0; t < 10 && !stop; ++t) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300)); /* the slow ones are first in line */
+    auto t0 = std::chrono::steady_clock::now();
+    expect_node_serves(8); /* a's node connects to b's now */
+    auto served_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(served_ms, 3000) << "a peer waited behind slow handshakes";
+    EXPECT_EQ(log_count("no connection to the node"), 0);
+    /* The slow ones are cut off at their deadline (5 s after they connected), not left to run. */
+    EXPECT_TRUE(logged("no complete handshake within 5 s"));
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    stop = true;
+    trickle.join();
+    for (size_t i = 0; i < slow.size(); ++i) {
+        EXPECT_GE(closed_after_s[i], 0) << "slow connection " << i << " was still open after 8 s";
+        EXPECT_LE(closed_after_s[i], 8) << "slow connection " << i;
+        close(slow[i]);
+    }
+    EXPECT_GE(stats().refused_connections, 3u);
+}
+
+/* A flood of idle connections neither keeps a peer out nor holds more than the cap of this
+ * node's descriptors: the oldest pending handshake is closed to make room, which is logged. */
+TEST_F(Hostile, FloodOfIdleConnectionsNeverKeepsAPeerOut) {
+    auto count_fds = [] {
+        int n = 0;
+        DIR *d = opendir("/proc/self/fd");
+        while (d && readdir(d)) ++n;
+        if (d) closedir(d);
+        return n;
+    };
+    const int before = count_fds();
+    constexpr int flood = 300;
+    std::vector<int> idle;
+    for (int i = 0; i < flood; ++i) idle.push_back(raw_connect());
+    expect_node_serves(9);
+    EXPECT_TRUE(logged("to make room"));
+    /* Ours (flood) plus the node's side of them, which the cap bounds (64), plus a's connection. */
+    EXPECT_LE(count_fds() - before, flood + 64 + 4) << "the node keeps every idle connection open";
+    EXPECT_GE(stats().refused_connections, uint64_t(flood - 64));
+    for (int fd : idle) close(fd);
+}
+
+/* The connecting side checks the node too: a listener that cannot prove the job's key (here: a
+ * thread that answers with another job's key) gets no connection and no message. */
+TEST_F(Hostile, NodeWithoutTheKeyIsNotTrusted) {
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr *>(&sa), sizeof sa), 0);
+    ASSERT_EQ(listen(lfd, 4), 0);
+    socklen_t sl = sizeof sa;
+    getsockname(lfd, reinterpret_cast<sockaddr *>(&sa), &sl);
+    std::thread impostor([&] {
+        int fd = accept(lfd, nullptr, nullptr);
+        if (fd < 0) return;
+        uint8_t nonce[gal::nonce_bytes];
+        gal::random_bytes(nonce, sizeof nonce);
+        gal::acceptor side(gal::key_from_text("another job"), b_addr_.node_id, nonce);
+        const char *why = nullptr;
+        gal::handshake_run(fd, side, 3000, &why);
+        close(fd);
+    });
+    /* b's address, moved to the impostor's port. */
+    gal::address fake = b_addr_;
+    fake.port = ntohs(sa.sin_port);
+    uint8_t raw[gal::address_bytes];
+    gal::address_encode(fake, raw);
+    weft_fabric_peer_t *to_fake = nullptr;
+    ASSERT_EQ(ops_->ep_connect(a_, raw, sizeof raw, &to_fake), WEFT_PLUGIN_OK);
+    uint64_t v = 42;
+    Completion s;
+    int rc = ops_->tag_send(a_, to_fake, &v, sizeof v, 1, &s);
+    if (rc == WEFT_PLUGIN_OK) {
+        EXPECT_TRUE(progress_until([&] { return s.calls == 1; }));
+        EXPECT_NE(s.c.status, WEFT_PLUGIN_OK) << "a message went to a node that could not prove the key";
+    }
+    impostor.join();
+    close(lfd);
+    EXPECT_GE(log_count("could not prove the job key"), 1);
+    ops_->ep_disconnect(a_, to_fake);
+    expect_node_serves(12);
 }
 
 struct BadFrame {
@@ -238,8 +371,7 @@ class HostileFrames : public Hostile, public ::testing::WithParamInterface<BadFr
 TEST_P(HostileFrames, AreDroppedAndLoggedWithoutACrash) {
     const BadFrame &bad = GetParam();
     int fd = raw_connect();
-    send_hello(fd, b_addr_.token);
-    ASSERT_TRUE(welcomed(fd));
+    ASSERT_TRUE(join(fd));
     uint8_t buf[8];
     for (uint64_t w : bad.flits) {
         gal::put_u64(buf, w);
@@ -274,8 +406,7 @@ INSTANTIATE_TEST_SUITE_P(
  * them on the same raw connection is delivered. */
 TEST_F(Hostile, SkippablePacketsKeepTheStreamInStep) {
     int fd = raw_connect();
-    send_hello(fd, b_addr_.token);
-    ASSERT_TRUE(welcomed(fd));
+    ASSERT_TRUE(join(fd));
     uint64_t value = 0x1122334455667788ull, got = 0;
     Completion r;
     ASSERT_EQ(ops_->tag_recv(b_, &got, 8, 0x77, 0, &r), WEFT_PLUGIN_OK);

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "gal_test_handshake.hpp"
 #include "gal_wire.hpp"
 
 extern char **environ;
@@ -104,31 +105,22 @@ class Peer {
         return true;
     }
 
-    void send_hello(uint64_t token) {
-        gal::handshake h{};
-        memcpy(h.magic, gal::hello_magic, 8);
-        h.version = gal::protocol_version;
-        h.token = token;
-        h.node_id = 0x1234;
-        uint8_t raw[gal::handshake_bytes];
-        gal::handshake_encode(h, raw);
-        send_bytes(raw, sizeof raw);
-    }
-
-    /* True when the model answered with a welcome; false when it closed or said nothing. */
-    bool welcomed() {
-        uint8_t raw[gal::handshake_bytes];
-        if (!read_exact(raw, sizeof raw, 5000)) return false;
-        gal::handshake w;
-        gal::handshake_decode(raw, w);
-        return memcmp(w.magic, gal::welcome_magic, 8) == 0 && w.node_id != 0;
+    /* A hello, then a proof made without the job's key: what an intruder can send. */
+    void intrude() {
+        std::vector<uint8_t> h = gal_test::hello(0x1234);
+        send_bytes(h.data(), h.size());
+        uint8_t welcome[gal::welcome_bytes];
+        if (!gal_test::welcomed(fd_, welcome)) return;
+        uint8_t guess[gal::proof_bytes];
+        gal::random_bytes(guess, sizeof guess);
+        std::vector<uint8_t> p = gal_test::proof(guess);
+        send_bytes(p.data(), p.size());
     }
 
     /* Connected, welcomed, kernel 0 announced. */
     bool join(int port) {
         if (!connect_to(port)) return false;
-        send_hello(gal::token_from_text(job_token));
-        if (!welcomed()) return false;
+        if (!gal_test::join(fd_, gal::key_from_text(job_token), 0x1234)) return false;
         gal::packet_header h;
         h.flits = 1;
         h.kind = gal::KIND_ROUTE;
@@ -628,15 +620,15 @@ TEST_F(Gascore, BadPacketHeaderClosesOnlyThatConnection) {
     EXPECT_EQ(r[1], token_word(3));
 }
 
-TEST_F(Gascore, WrongTokenIsRefused) {
+TEST_F(Gascore, WrongKeyIsRefused) {
     Peer intruder;
     ASSERT_TRUE(intruder.connect_to(port_));
-    intruder.send_hello(gal::token_from_text("some other job"));
-    EXPECT_FALSE(intruder.welcomed());
+    intruder.intrude();
+    EXPECT_TRUE(intruder.closed_by_peer(5000)) << "a proof without the key was accepted";
     expect_still_serving(1);
     EXPECT_EQ(model_.stop(), 0);
     EXPECT_NE(model_.err().find("refused a connection from 127.0.0.1:"), std::string::npos) << model_.err();
-    EXPECT_NE(model_.err().find("wrong job token"), std::string::npos) << model_.err();
+    EXPECT_NE(model_.err().find("wrong job key"), std::string::npos) << model_.err();
     EXPECT_NE(model_.err().find("refused connections 1"), std::string::npos) << model_.err();
 }
 

@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
     }
 
     gascore::stats counters;
-    gascore::network net(cluster, opt.node, gal::token_from_text(token_text), counters);
+    gascore::network net(cluster, opt.node, gal::key_from_text(token_text), counters);
     gascore::node model(cluster, opt.node, opt.segment, opt.params, counters, net);
     if (!model.configure(why)) {
         std::fprintf(stderr, "weft-gascore: %s: %s\n", opt.cluster.c_str(), why.c_str());

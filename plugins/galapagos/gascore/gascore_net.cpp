@@ -19,7 +19,6 @@ namespace gascore {
 
 namespace {
 
-constexpr int handshake_timeout_ms = 5000;
 constexpr uint64_t node_id_base = 0x6a5c0de000000000ull;
 
 /* Reads exactly n bytes.  timeout_ms < 0: block.  1: done; 0: orderly close before n bytes;
@@ -110,8 +109,8 @@ bool connection::write_packet(uint64_t header, const uint8_t *payload, size_t le
     return true;
 }
 
-network::network(const gal::cluster &cluster, int my_node, uint64_t token, stats &counters)
-    : cluster_(cluster), my_node_(my_node), token_(token), stats_(counters) {}
+network::network(const gal::cluster &cluster, int my_node, const gal::key &key, stats &counters)
+    : cluster_(cluster), my_node_(my_node), key_(key), stats_(counters) {}
 
 network::~network() {
     shut_down();
@@ -194,39 +193,20 @@ void network::reap_readers() {
 }
 
 bool network::accept_handshake(connection &c) {
-    uint8_t raw[gal::handshake_bytes];
-    int r = read_exact(c.fd, raw, sizeof raw, handshake_timeout_ms);
+    uint8_t nonce[gal::nonce_bytes];
+    gal::random_bytes(nonce, sizeof nonce);
+    gal::acceptor side(key_, node_id_base | uint64_t(my_node_), nonce);
     const char *reason = nullptr;
-    std::string detail;
-    gal::handshake h{};
-    if (r != 1) {
-        reason = r == 0 ? "closed before its hello" : "no hello within 5 s";
-    } else {
-        gal::handshake_decode(raw, h);
-        if (std::memcmp(h.magic, gal::hello_magic, sizeof h.magic) != 0)
-            reason = "bad hello magic";
-        else if (h.version != gal::protocol_version)
-            reason = (detail = "protocol version " + std::to_string(h.version) + ", expected " +
-                          std::to_string(gal::protocol_version))
-                         .c_str();
-        else if (h.flags != 0)
-            reason = "nonzero hello flags";
-        else if (h.token != token_)
-            reason = "wrong job token";
+    bool ok;
+    {
+        std::lock_guard<std::mutex> g(c.write_lock); /* nothing else writes before it is done */
+        ok = gal::handshake_run(c.fd, side, gal::handshake_deadline_ms, &reason);
     }
-    if (reason) {
+    if (!ok) {
         if (!stopping_) log_line("refused a connection from %s: %s", c.peer.c_str(), reason);
         stats_.refused_connections++;
-        return false;
     }
-    gal::handshake w{};
-    std::memcpy(w.magic, gal::welcome_magic, sizeof w.magic);
-    w.version = gal::protocol_version;
-    w.node_id = node_id_base | uint64_t(my_node_);
-    uint8_t out[gal::handshake_bytes];
-    gal::handshake_encode(w, out);
-    std::lock_guard<std::mutex> g(c.write_lock);
-    return ::send(c.fd, out, sizeof out, MSG_NOSIGNAL) == ssize_t(sizeof out);
+    return ok;
 }
 
 void network::serve(std::shared_ptr<connection> c, bool accepted) {
@@ -290,24 +270,14 @@ std::shared_ptr<connection> network::connect_to(int node_index) {
     c->fd = fd;
     c->peer = peer_name(sa);
     c->hw_node = node_index;
-    set_send_timeout(fd, handshake_timeout_ms); /* bounds connect() too */
+    set_send_timeout(fd, gal::handshake_deadline_ms); /* bounds connect() too */
     if (::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) return nullptr;
-    gal::handshake hello{};
-    std::memcpy(hello.magic, gal::hello_magic, sizeof hello.magic);
-    hello.version = gal::protocol_version;
-    hello.token = token_;
-    hello.node_id = node_id_base | uint64_t(my_node_);
-    uint8_t raw[gal::handshake_bytes];
-    gal::handshake_encode(hello, raw);
-    if (::send(fd, raw, sizeof raw, MSG_NOSIGNAL) != ssize_t(sizeof raw) ||
-        read_exact(fd, raw, sizeof raw, handshake_timeout_ms) != 1) {
-        log_line("node %d (%s) did not answer the hello", node_index, c->peer.c_str());
-        return nullptr;
-    }
-    gal::handshake w;
-    gal::handshake_decode(raw, w);
-    if (std::memcmp(w.magic, gal::welcome_magic, sizeof w.magic) != 0 || w.version != gal::protocol_version) {
-        log_line("node %d (%s) answered the hello with no welcome", node_index, c->peer.c_str());
+    uint8_t nonce[gal::nonce_bytes];
+    gal::random_bytes(nonce, sizeof nonce);
+    gal::connector side(key_, node_id_base | uint64_t(my_node_), nonce, 0);
+    const char *why = nullptr;
+    if (!gal::handshake_run(fd, side, gal::handshake_deadline_ms, &why)) {
+        log_line("no connection to node %d (%s): %s", node_index, c->peer.c_str(), why);
         return nullptr;
     }
     set_send_timeout(fd, 0);

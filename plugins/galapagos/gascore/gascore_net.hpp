@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "gal_auth.hpp"
 #include "gal_cluster.hpp"
 #include "gal_wire.hpp"
 #include "gascore_stats.hpp"
@@ -40,7 +41,7 @@ class network {
     /* Called on the reader thread for each raw packet (the bytes after the header flit). */
     using deliver_fn = std::function<void(const gal::packet_header &, const uint8_t *, size_t)>;
 
-    network(const gal::cluster &cluster, int my_node, uint64_t token, stats &counters);
+    network(const gal::cluster &cluster, int my_node, const gal::key &key, stats &counters);
     ~network();
 
     void set_deliver(deliver_fn deliver) { deliver_ = std::move(deliver); }
@@ -75,7 +76,7 @@ class network {
 
     const gal::cluster &cluster_;
     const int my_node_;
-    const uint64_t token_;
+    const gal::key key_; /* the job's, from its token: what handshakes prove */
     stats &stats_;
     deliver_fn deliver_;
     std::vector<int> local_kernels_;
