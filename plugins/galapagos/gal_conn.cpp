@@ -183,6 +183,7 @@ bool handle_packet(weft_fabric *f, gal_conn *c, const gal::packet_header &h, con
             if (!ep) {
                 bad_frame(f, c, "no endpoint in the destination slot");
                 rx = gal_rx{};
+                rx.from = c;
                 rx.active = true;
                 rx.length = size_t(length);
             } else {
@@ -216,6 +217,7 @@ bool handle_packet(weft_fabric *f, gal_conn *c, const gal::packet_header &h, con
                 return true; /* skipped whole: the stream stays in step */
             }
             gal_rx one{};
+            one.from = c;
             {
                 std::lock_guard<std::mutex> g(b.ep->lock);
                 gal_deliver_begin_locked(b.ep, b.tag_base | uint64_t(h.src) << b.source_shift, bytes, one);
@@ -243,6 +245,10 @@ gal_conn *gal_conn_new(int fd, uint64_t peer_node) {
     c->sq_len = 0;
     c->rlen = 0;
     c->rx = gal_rx{};
+    c->rx.from = c;
+    c->unexp_bytes.store(0);
+    c->held.store(false);
+    c->want_write = false;
     return c;
 }
 
@@ -288,9 +294,12 @@ void gal_conn_flush(weft_fabric *f, gal_conn *c) {
     }
 }
 
-int gal_conn_read(weft_fabric *f, gal_conn *c) {
+int gal_conn_read(weft_fabric *f, gal_conn *c, bool closing) {
     int handled = 0;
     for (;;) {
+        /* Over its unexpected-message bound: not read until receives drain it (a connection
+         * that is closing is read to its end: what is in it cannot wait). */
+        if (!closing && gal_budget_hold(f, c)) return handled;
         ssize_t n = recv(c->fd, c->rbuf + c->rlen, rbuf_capacity - c->rlen, MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR) continue;
@@ -343,8 +352,19 @@ void gal_conn_fail(weft_fabric *f, gal_conn *c, const char *why, bool holding_re
 }
 
 void gal_conn_want_write(weft_fabric *f, gal_conn *c, bool want) {
+    std::lock_guard<std::mutex> g(c->events_lock);
+    c->want_write = want;
     struct epoll_event ev {};
-    ev.events = want ? uint32_t(EPOLLIN | EPOLLOUT) : uint32_t(EPOLLIN);
+    ev.events = (c->held.load() ? 0u : uint32_t(EPOLLIN)) | (want ? uint32_t(EPOLLOUT) : 0u);
+    ev.data.ptr = c;
+    epoll_ctl(f->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+void gal_conn_update_events(weft_fabric *f, gal_conn *c) {
+    std::lock_guard<std::mutex> g(c->events_lock);
+    if (c->dead.load()) return; /* out of the set already */
+    struct epoll_event ev {};
+    ev.events = (c->held.load() ? 0u : uint32_t(EPOLLIN)) | (c->want_write ? uint32_t(EPOLLOUT) : 0u);
     ev.data.ptr = c;
     epoll_ctl(f->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
 }

@@ -177,8 +177,7 @@ int gal_ep_close(weft_fabric_ep_t *ep) {
      * reader finishes (the slot is empty, so no new ones begin); queued ones go now. */
     WEFT_KIT_LIST_FOREACH(it, &ep->unexp) {
         gal_unexp *u = gal_unexp_of(it);
-        std::free(u->data);
-        std::free(u);
+        gal_unexp_free(f, u);
     }
     WEFT_KIT_LIST_FOREACH(it, &ep->peers)
     delete WEFT_KIT_CONTAINER_OF(it, weft_fabric_peer, link);

@@ -307,7 +307,8 @@ int gal_init(const weft_plugin_host_t *host, weft_fabric_t **fabric, char *why, 
     }
     f->evicted_conns = 0;
     f->cluster = nullptr;
-    if (!gal_cluster_open(f, why, why_len)) return fail_init(f, WEFT_PLUGIN_ERR_INVALID);
+    if (!gal_budget_open(f, why, why_len) || !gal_cluster_open(f, why, why_len))
+        return fail_init(f, WEFT_PLUGIN_ERR_INVALID);
     const char *loop = getenv("WEFT_GALAPAGOS_LOOPBACK");
     f->force_tcp = loop && strcmp(loop, "tcp") == 0;
     uint16_t port = f->port; /* the cluster file's, or 0: any */
@@ -437,7 +438,7 @@ int gal_node_progress(weft_fabric *f) {
         if (!(ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))) continue;
         std::unique_lock<std::mutex> g(c->read_lock, std::try_to_lock);
         if (!g.owns_lock() || c->dead.load(std::memory_order_acquire)) continue;
-        int k = gal_conn_read(f, c);
+        int k = gal_conn_read(f, c, (ev[i].events & (EPOLLERR | EPOLLHUP)) != 0);
         if (k < 0)
             gal_conn_fail(f, c, "the peer closed the connection or sent a malformed packet", true);
         else

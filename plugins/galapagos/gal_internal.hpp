@@ -80,8 +80,10 @@ struct gal_unexp {
     size_t arrived;  /* bytes in data so far */
     size_t capacity; /* bytes allocated: grows with what arrives, not what is announced */
     uint8_t *data;
-    gal_op *recv; /* a receive attached while the message was still arriving */
-    bool reading; /* a connection's reader still holds it (gal_rx::unexp): only
+    gal_op *recv;   /* a receive attached while the message was still arriving */
+    gal_conn *from; /* the connection it came on (null: from this node), charged below */
+    size_t charged; /* bytes counted against from's and the node's bounds (gal_budget.cpp) */
+    bool reading;   /* a connection's reader still holds it (gal_rx::unexp): only
                                 * the reader may free it, even when all bytes are in (an
                                 * empty message is whole before its reader is done) */
 };
@@ -134,6 +136,7 @@ struct gal_rx {
     gal_op *recv;     /* matched receive, or null */
     gal_unexp *unexp; /* or the unexpected copy, or null (dropped: no endpoint) */
     weft_fabric_ep *ep;
+    gal_conn *from; /* the connection delivering (null: a message from this node) */
 };
 
 struct gal_conn {
@@ -147,6 +150,12 @@ struct gal_conn {
     uint8_t *rbuf; /* partial packet carried between reads */
     size_t rlen;
     gal_rx rx;
+    /* Unexpected-message memory from this connection; while it is over the bound the
+     * connection is not read (held), so TCP holds its sender back (gal_budget.cpp). */
+    std::atomic<size_t> unexp_bytes;
+    std::atomic<bool> held;
+    bool want_write;        /* sends are queued: report writable (under events_lock) */
+    std::mutex events_lock; /* the socket's events in the node's epoll set */
 };
 
 struct weft_fabric {
@@ -168,7 +177,12 @@ struct weft_fabric {
     std::atomic<uint32_t> nconns;
     std::atomic<uint64_t> bad_frames;    /* packets dropped: malformed, unknown endpoint */
     std::atomic<uint64_t> refused_conns; /* connections refused: no handshake, wrong key */
-    uint64_t evicted_conns;              /* pending handshakes closed to make room (listener only) */
+    /* Unexpected-message memory (gal_budget.cpp): counted per connection and in total. */
+    size_t unexp_peer_max, unexp_total_max;
+    std::atomic<size_t> unexp_total;
+    std::atomic<uint32_t> held_conns; /* connections held now */
+    std::atomic<uint64_t> holds;      /* times a connection was held */
+    uint64_t evicted_conns;           /* pending handshakes closed to make room (listener only) */
     /* node id -> the connection this node sends on (the first one established). */
     std::vector<std::pair<uint64_t, gal_conn *>> send_conns;
     /* Cluster description (WEFT_GALAPAGOS_CLUSTER), when given. */
@@ -204,12 +218,31 @@ void gal_conn_free(gal_conn *c);
 int gal_conn_send(weft_fabric *f, gal_conn *c, gal_op *op);
 /* Writes c's queued sends until the socket is full; completes those done. */
 void gal_conn_flush(weft_fabric *f, gal_conn *c);
-/* Reads what c has and routes it (caller holds c->read_lock); -1 when c died. */
-int gal_conn_read(weft_fabric *f, gal_conn *c);
+/* Reads what c has and routes it (caller holds c->read_lock); -1 when c died.  closing: the
+ * socket reported an error or hang-up, so it is read to its end whatever the bounds. */
+int gal_conn_read(weft_fabric *f, gal_conn *c, bool closing);
 /* c is gone: fail its queued sends and the message it was delivering. */
 void gal_conn_fail(weft_fabric *f, gal_conn *c, const char *why, bool holding_read_lock);
 /* Asks the node's epoll set to report c writable too (while sends are queued on it). */
 void gal_conn_want_write(weft_fabric *f, gal_conn *c, bool want);
+/* Sets c's events in the node's epoll set from c->held and c->want_write. */
+void gal_conn_update_events(weft_fabric *f, gal_conn *c);
+
+/* ---- gal_budget.cpp (bounds on unexpected-message memory) ---- */
+/* Reads WEFT_GALAPAGOS_UNEXPECTED_PER_PEER and _TOTAL; false + why when malformed. */
+bool gal_budget_open(weft_fabric *f, char *why, size_t why_len);
+/* u now holds `bytes` more (it was created, or its buffer grew). */
+void gal_budget_charge(weft_fabric *f, gal_unexp *u, size_t bytes);
+/* u is freed: its charge goes back, and held connections under their bounds resume. */
+void gal_budget_release(weft_fabric *f, gal_unexp *u);
+/* Before reading c: true when c is over a bound and must not be read now (it is then held
+ * until receives drain it).  The message c is delivering into a posted receive keeps
+ * flowing.  Caller holds c->read_lock. */
+bool gal_budget_hold(weft_fabric *f, gal_conn *c);
+/* A receive was attached to u while it is still arriving: its connection may read again. */
+void gal_budget_attached(weft_fabric *f, gal_unexp *u);
+/* Frees an unexpected message (ep->lock held, or ep private to the caller). */
+void gal_unexp_free(weft_fabric *f, gal_unexp *u);
 
 /* ---- gal_tag.cpp (matching; callers of the _locked forms hold ep->lock) ---- */
 gal_op *gal_op_get(weft_fabric_ep *ep);

@@ -100,6 +100,8 @@ void gal_deliver_begin_locked(weft_fabric_ep *ep, uint64_t tag, size_t length, g
     u->capacity = first;
     u->data = data;
     u->reading = true;
+    u->from = rx.from;
+    gal_budget_charge(ep->fabric, u, sizeof(gal_unexp) + first);
     weft_kit_list_push_back(&ep->unexp, &u->link);
     rx.unexp = u;
     gal_ep_wake_locked(ep); /* a waiting thread may want to probe or post for it */
@@ -118,13 +120,13 @@ bool unexp_grow(gal_rx &rx, size_t need) {
     std::lock_guard<std::mutex> g(ep->lock);
     if (void *p = std::realloc(u->data, want)) {
         u->data = static_cast<uint8_t *>(p);
+        gal_budget_charge(ep->fabric, u, want - u->capacity);
         u->capacity = want;
         return true;
     }
     gal_op *op = u->recv;
     weft_kit_list_unlink(&u->link);
-    std::free(u->data);
-    std::free(u);
+    gal_unexp_free(ep->fabric, u);
     rx.unexp = nullptr;
     ++ep->fabric->bad_frames;
     if (op) {
@@ -157,10 +159,19 @@ void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n) {
         rx.active = rx.arrived < rx.length;
         return;
     }
-    if (n && rx.arrived + n > rx.unexp->capacity && !unexp_grow(rx, rx.arrived + n))
-        return gal_deliver_data(rx, data, n); /* dropped now: the rest goes to the drop path */
-    if (n)                                    /* an empty message has no buffer */
-        std::memcpy(rx.unexp->data + rx.arrived, data, n);
+    bool attached;
+    {
+        std::lock_guard<std::mutex> g(ep->lock);
+        attached = rx.unexp->recv != nullptr;
+    }
+    /* Once a receive is attached it gets the bytes directly (below), and the buffer stops
+     * growing; until then only this reader writes past u->arrived, so no lock for the copy. */
+    if (!attached) {
+        if (n && rx.arrived + n > rx.unexp->capacity && !unexp_grow(rx, rx.arrived + n))
+            return gal_deliver_data(rx, data, n); /* dropped now: the rest goes to the drop path */
+        if (n)                                    /* an empty message has no buffer */
+            std::memcpy(rx.unexp->data + rx.arrived, data, n);
+    }
     rx.arrived += n;
     std::lock_guard<std::mutex> g(ep->lock);
     gal_unexp *u = rx.unexp;
@@ -175,8 +186,7 @@ void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n) {
             weft_kit_list_unlink(&u->link);
             recv_finish(u->recv);
             gal_done_push(ep, u->recv);
-            std::free(u->data);
-            std::free(u);
+            gal_unexp_free(ep->fabric, u);
         }
     }
 }
@@ -192,8 +202,7 @@ void gal_deliver_abort(gal_rx &rx) {
     if (u) {
         op = u->recv;
         weft_kit_list_unlink(&u->link);
-        std::free(u->data);
-        std::free(u);
+        gal_unexp_free(ep->fabric, u);
     }
     if (op) {
         op->status = WEFT_PLUGIN_ERR_PEER_FAILED;
@@ -226,14 +235,15 @@ int gal_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint
             recv_copy(op, 0, u->data, u->arrived);
             if (!u->reading) { /* whole and its reader done: off the queue, complete now */
                 weft_kit_list_unlink(&u->link);
-                std::free(u->data);
-                std::free(u);
+                gal_unexp_free(ep->fabric, u);
                 recv_finish(op);
                 now = op;
             } else {
                 /* Still arriving: it stays queued (its reader holds it) with op attached,
-                 * and the reader completes op with the last bytes. */
+                 * and the reader completes op with the last bytes (its connection may be
+                 * held for the bound: it flows again for this receive). */
                 u->recv = op;
+                gal_budget_attached(ep->fabric, u);
             }
             break;
         }

@@ -3,7 +3,7 @@
  * hanging.  Rank 1 tells rank 0 it is about to die and exits at once; rank 0 then sends it a
  * large message (which cannot complete: nobody reads it) and a small one, and checks that both
  * fail with WEFT_ERR_PROC_FAILED, printing the time from the notice to each failure.
- *   weftrun -n 2 weft-test-gal-peer-death        (WEFT_FABRIC=galapagos)
+ *   weftrun -n 2 weft-test-gal-peer_death        (WEFT_FABRIC=galapagos)
  * Prints PASS (exit 0) or FAIL (exit 1).  Rank 0 ends without weft_finalize: the job's other
  * process is gone, so a collective finalize would wait for it. */
 #include <stdio.h>
