@@ -12,7 +12,11 @@
 //   get     u32 rank, bytes key                   ok bytes value | error
 //   abort   u32 code, bytes message               ok (then the launcher ends the job)
 //   finalize                                      ok (then the server closes)
+//   failed  u32 rank, bytes why                   (no reply)
 //   error replies carry one field: bytes message.
+// `failed` says that the sender found that rank failed though its process may still run (not
+// responding, unreachable): the launcher ends it and fences stop waiting for it.  It has no
+// reply so that another thread may send it while a request waits for its reply (version 2).
 #pragma once
 #include <poll.h>
 #include <sys/socket.h>
@@ -29,7 +33,7 @@
 
 namespace weft::kvs {
 
-constexpr uint32_t protocol_version = 1;
+constexpr uint32_t protocol_version = 2;
 // Largest frame either side accepts; bigger lengths mean garbage or a hostile peer.
 constexpr uint32_t max_frame = 64u << 20;
 // Largest frame accepted before the token is proven: a hello is tiny.
@@ -45,7 +49,7 @@ constexpr const char *env_local_rank = "WEFT_LOCAL_RANK";
 constexpr const char *env_local_size = "WEFT_LOCAL_SIZE";
 constexpr const char *env_timeout = "WEFT_BOOTSTRAP_TIMEOUT";
 
-enum op : uint8_t { op_hello = 1, op_put, op_fence, op_get, op_abort, op_finalize, op_ok = 64, op_error };
+enum op : uint8_t { op_hello = 1, op_put, op_fence, op_get, op_abort, op_finalize, op_failed, op_ok = 64, op_error };
 
 inline const char *op_name(uint8_t o) {
     switch (o) {
@@ -55,6 +59,7 @@ inline const char *op_name(uint8_t o) {
         case op_get: return "get";
         case op_abort: return "abort";
         case op_finalize: return "finalize";
+        case op_failed: return "failed";
         case op_ok: return "ok";
         case op_error: return "error";
         default: return "unknown";

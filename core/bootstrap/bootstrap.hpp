@@ -25,6 +25,15 @@ class bootstrap {
     virtual void abort(int code, std::string_view message) = 0;
     // Leaves the job cleanly (weft_finalize).
     virtual int finalize() = 0;
+    // Tells the launcher that world rank `rank` failed though its process may still run (not
+    // responding, unreachable; `why` says which), so that it ends that process and stops
+    // waiting for it in fences.  Called by the liveness monitor's thread, also while another
+    // thread waits in a call above; best effort, waits at most about a second.  Launchers
+    // without such a request (PMIx, PMI-1) are not told.
+    virtual void report_failed(int rank, std::string_view why) {
+        (void)rank;
+        (void)why;
+    }
     // True when the launcher connection is shared with another library in this process that
     // may end it before weft_finalize (PMI-1 beside an MPI library): weft_init then reads
     // every key it will need right after its fence, and later fences do not use the launcher.

@@ -24,6 +24,8 @@ namespace {
 
 // How long abort waits for weftrun to acknowledge before exiting anyway.
 constexpr int abort_ack_timeout_s = 5;
+// How long report_failed may wait for room in the connection's send buffer.
+constexpr int report_timeout_s = 1;
 
 class weftrun_bootstrap final : public bootstrap {
   public:
@@ -60,9 +62,17 @@ class weftrun_bootstrap final : public bootstrap {
     int finalize() override {
         int rc = call(kvs::writer(kvs::op_finalize).finish(), "finalize", nullptr, timeout_s_);
         std::lock_guard<std::mutex> g(mu_);
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
+        close_locked();
         return rc;
+    }
+    void report_failed(int rank, std::string_view why) override {
+        // Only the sending side is locked: the request of another thread may be waiting for
+        // its reply, and this frame has none, so replies still come in request order.
+        std::string frame = kvs::writer(kvs::op_failed).u32(static_cast<uint32_t>(rank)).bytes(why).finish();
+        std::lock_guard<std::mutex> s(send_mu_);
+        // A frame cut short would garble the stream: end it (a waiting request then fails).
+        if (fd_ >= 0 && kvs::send_all(fd_, frame, kvs::deadline_after(report_timeout_s)) != 0)
+            ::shutdown(fd_, SHUT_RDWR);
     }
 
     // One request, one reply.  Fails naming the operation, the server and the variable to change.
@@ -80,11 +90,14 @@ class weftrun_bootstrap final : public bootstrap {
                         what);
         auto deadline = kvs::deadline_after(timeout_s);
         std::string body;
-        int e = kvs::send_all(fd_, frame, deadline);
+        int e;
+        {
+            std::lock_guard<std::mutex> s(send_mu_);
+            e = kvs::send_all(fd_, frame, deadline);
+        }
         if (e == 0) e = kvs::recv_frame(fd_, body, deadline);
         if (e != 0) {
-            ::close(fd_);
-            fd_ = -1;
+            close_locked();
             if (e == ETIMEDOUT)
                 return fail(WEFT_ERR_BOOTSTRAP,
                             "bootstrap %s: no reply from weftrun (WEFT_KVS=%s) within %d s; "
@@ -103,8 +116,7 @@ class weftrun_bootstrap final : public bootstrap {
         }
         bool ok = op == kvs::op_ok && (value == nullptr ? r.done() : (r.bytes(field) && r.done()));
         if (!ok) {
-            ::close(fd_);
-            fd_ = -1;
+            close_locked();
             return fail(WEFT_ERR_BOOTSTRAP,
                         "bootstrap %s: malformed reply from weftrun (WEFT_KVS=%s); is it "
                         "the weftrun of this Weft build?",
@@ -114,7 +126,15 @@ class weftrun_bootstrap final : public bootstrap {
         return WEFT_SUCCESS;
     }
 
-    std::mutex mu_;  // one request/reply at a time on the connection
+    // Caller holds mu_; fd_ changes under both locks, so either one makes reading it safe.
+    void close_locked() {
+        std::lock_guard<std::mutex> s(send_mu_);
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
+    std::mutex mu_;       // one request/reply at a time on the connection
+    std::mutex send_mu_;  // one frame at a time into it (taken after mu_, or alone)
     int fd_;
     int rank_, size_, timeout_s_;
     std::string addr_;

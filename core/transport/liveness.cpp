@@ -33,10 +33,21 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
+// The protocol, on each connection (the higher rank connects to the lower):
+//   the connecting side first sends its hello: "WLIV", its rank (u32), the listener's token (u64);
+//   then each side sends 'H' every WEFT_PEER_TIMEOUT/4 s (the heartbeat; from the monitor
+//   thread, so it goes on while the application computes) and 'B' when it finalizes (goodbye),
+//   then closes.  Other bytes are ignored.
+// A side that hears nothing for WEFT_PEER_TIMEOUT s declares the peer failed: "not responding"
+// when the peer's kernel still acknowledges what this side sends (a stopped or wedged process,
+// which TCP keepalive cannot see), "unreachable" when nothing comes back (node or link down).
+// A build from before the heartbeat sends no 'H': its ranks would be reported not responding,
+// so all the processes of a job must run the same Weft.
 constexpr const char *key = "weft_liveness";
 constexpr char magic[4] = {'W', 'L', 'I', 'V'};
 constexpr size_t hello_size = 16;  // magic, the connecting rank (u32), the listener's token (u64)
 constexpr char goodbye = 'B';
+constexpr char heartbeat = 'H';
 
 struct link {
     int fd = -1;
@@ -44,6 +55,7 @@ struct link {
     size_t hello_got = 0;
     char hello[hello_size];
     clock_type::time_point hello_deadline;
+    clock_type::time_point heard;  // when the peer last sent anything (hello, heartbeat)
     bool said_goodbye = false;
 };
 
@@ -55,6 +67,8 @@ struct monitor {
     std::vector<link> links;
     std::vector<bool> connected;  // per rank: its connection is established
     clock_type::time_point connect_deadline;
+    clock_type::time_point next_beat, last_wake;
+    bootstrap *boot = nullptr;  // told of the peers that may still run (bootstrap::report_failed)
     std::thread thread;
     bool running = false;
     std::string address;  // "IPv4:port", for weft_get_runtime_info
@@ -120,13 +134,54 @@ void check_hello(monitor &m, link &l) {
         return;
     }
     l.rank = static_cast<int>(r);
+    l.heard = clock_type::now();
     m.connected[r] = true;
 }
 
-void lost(link &l, const char *why) {
-    if (!l.said_goodbye && l.rank >= 0)
-        peer_failure_record(
-            l.rank, std::string("its liveness connection ") + why + ": the process ended without weft_finalize");
+// Heartbeats go out every timeout/4: a quarter of the silence that fails a peer.
+std::chrono::milliseconds beat_every(const monitor &m) { return std::chrono::milliseconds(250 * m.timeout_s); }
+
+// A failure whose process may still run (not responding, unreachable, never connected): the
+// launcher is told too, so that it ends that process and its fences stop waiting for it.  It
+// is told first, so that it knows the cause before this process can act on it and exit.
+void declare(monitor &m, int rank, const std::string &why) {
+    if (peer_failed(rank)) return;
+    if (m.boot != nullptr) m.boot->report_failed(rank, why);
+    peer_failure_record(rank, why);
+}
+
+bool unreachable_error(int e) {
+    return e == ETIMEDOUT || e == EHOSTUNREACH || e == ENETUNREACH || e == EHOSTDOWN || e == ENETDOWN;
+}
+
+// The connection ended (err: 0 for a close, else the error): a peer that said goodbye left.
+void lost(monitor &m, link &l, int err) {
+    if (!l.said_goodbye && l.rank >= 0) {
+        if (unreachable_error(err))
+            declare(m, l.rank,
+                    std::string("unreachable: its liveness connection failed (") + std::strerror(err) +
+                        "): its node or the network is down");
+        else
+            peer_failure_record(l.rank,
+                                std::string("its liveness connection ") + (err == 0 ? "closed" : std::strerror(err)) +
+                                    ": the process ended without weft_finalize");
+    }
+    close_link(l);
+}
+
+// Nothing heard for timeout_s.  Whether the peer's kernel still acknowledges this side's
+// heartbeats (it does every timeout/4 while up) tells a stopped or wedged process from a node
+// or link that is down.
+void silent(monitor &m, link &l) {
+    tcp_info ti{};
+    socklen_t len = sizeof ti;
+    const bool acked = ::getsockopt(l.fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+        ti.tcpi_last_ack_recv < 500u * static_cast<unsigned>(m.timeout_s);
+    const std::string t = std::to_string(m.timeout_s) + " s (WEFT_PEER_TIMEOUT)";
+    declare(m, l.rank,
+            acked ? "not responding: no liveness heartbeat for " + t +
+                    " though its node still answers (the process is stopped or wedged)"
+                  : "unreachable: nothing from it or its node for " + t + " (its node or the network is down)");
     close_link(l);
 }
 
@@ -145,11 +200,12 @@ void on_readable(monitor &m, link &l) {
     char buf[64];
     ssize_t n = ::recv(l.fd, buf, sizeof buf, MSG_DONTWAIT);
     if (n > 0) {
+        l.heard = clock_type::now();
         if (std::memchr(buf, goodbye, static_cast<size_t>(n)) != nullptr) l.said_goodbye = true;
         return;
     }
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-    lost(l, n == 0 ? "closed" : std::strerror(errno));
+    lost(m, l, n == 0 ? 0 : errno);
 }
 
 // Takes every connection off the backlog: at most max_pending_hellos wait for their hello (the
@@ -236,14 +292,33 @@ void run(monitor &m) {
                         m.connected[static_cast<size_t>(r)] = true;
                         continue;
                     }
-                    peer_failure_record(r,
-                                        "it did not open its liveness connection within " +
-                                            std::to_string(4 * m.timeout_s) + " s of init (WEFT_PEER_TIMEOUT)");
+                    declare(m, r,
+                            "it did not open its liveness connection within " + std::to_string(4 * m.timeout_s) +
+                                " s of init (WEFT_PEER_TIMEOUT)");
                 }
             } else {
                 consider(m.connect_deadline);
             }
         }
+        // A monitor that did not run for timeout/2 (its process stopped, the machine suspended
+        // or starved) cannot blame its peers for the silence: they get a new period.
+        if (now - m.last_wake > 2 * beat_every(m))
+            for (link &l : m.links) l.heard = now;
+        m.last_wake = now;
+        if (now >= m.next_beat) {
+            for (link &l : m.links)
+                if (l.fd >= 0 && l.rank >= 0) (void)::send(l.fd, &heartbeat, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+            m.next_beat = now + beat_every(m);
+        }
+        consider(m.next_beat);
+        for (link &l : m.links)
+            if (l.fd >= 0 && l.rank >= 0 && !l.said_goodbye) {
+                const auto deadline = l.heard + std::chrono::seconds(m.timeout_s);
+                if (now >= deadline)
+                    silent(m, l);
+                else
+                    consider(deadline);
+            }
         // Forget closed links.
         size_t kept = 0;
         for (link &l : m.links)
@@ -329,12 +404,15 @@ int liveness_start(bootstrap &boot) {
         link l;
         l.fd = fd;
         l.rank = r;
+        l.heard = clock_type::now();
         m.connected[static_cast<size_t>(r)] = true;
         m.links.push_back(l);
     }
     m.spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     m.wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (m.wake_fd < 0) return fail(WEFT_ERR_BOOTSTRAP, "liveness: eventfd: %s", std::strerror(errno));
+    m.boot = &boot;
+    m.next_beat = m.last_wake = clock_type::now();
     m.thread = std::thread([] { run(*g_mon); });
     m.running = true;
     return WEFT_SUCCESS;
@@ -349,6 +427,7 @@ void liveness_close() {
         m.thread.join();
         m.running = false;
     }
+    m.boot = nullptr;
     for (link &l : m.links) {
         if (l.fd >= 0 && l.rank >= 0) (void)::send(l.fd, &goodbye, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         close_link(l);

@@ -6,8 +6,9 @@
 
 #include <stdexcept>
 
-server_thread::server_thread(int nranks, std::string token, std::chrono::milliseconds hello_timeout) {
+server_thread::server_thread(int nranks, std::string token, std::chrono::milliseconds hello_timeout, bool keep_going) {
     server_.set_hello_timeout(hello_timeout);
+    server_.set_keep_going(keep_going);
     std::string why;
     if (!server_.open(nranks, std::move(token), "127.0.0.1", why)) throw std::runtime_error(why);
     if (::pipe2(stop_, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe2");
@@ -29,6 +30,11 @@ server_thread::~server_thread() {
 std::vector<std::string> server_thread::log() const {
     std::lock_guard<std::mutex> g(mu_);
     return log_;
+}
+
+std::vector<weftrun::failure_report> server_thread::reports() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return reports_;
 }
 
 void server_thread::rank_exited(int rank) {
@@ -59,5 +65,9 @@ void server_thread::loop() {
             for (int r : exited) server_.rank_exited(r);
         }
         server_.process(fds, 1);
+        while (auto f = server_.take_failure_report()) {
+            std::lock_guard<std::mutex> g(mu_);
+            reports_.push_back(std::move(*f));
+        }
     }
 }

@@ -11,13 +11,16 @@
 
 class server_thread {
   public:
-    server_thread(int nranks, std::string token, std::chrono::milliseconds hello_timeout = std::chrono::seconds(30));
+    server_thread(int nranks, std::string token, std::chrono::milliseconds hello_timeout = std::chrono::seconds(30),
+                  bool keep_going = false);
     ~server_thread();
     uint16_t port() const { return server_.port(); }
     // Lines the server logged (refusals, protocol errors).
     std::vector<std::string> log() const;
     // Tells the server that the launcher saw `rank` exit.
     void rank_exited(int rank);
+    // The failure reports the server has handed out so far.
+    std::vector<weftrun::failure_report> reports() const;
 
   private:
     void loop();
@@ -27,5 +30,6 @@ class server_thread {
     mutable std::mutex mu_;
     std::vector<std::string> log_;
     std::vector<int> exited_;
+    std::vector<weftrun::failure_report> reports_;
     std::thread thread_;
 };

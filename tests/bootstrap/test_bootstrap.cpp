@@ -315,6 +315,44 @@ TEST(KvsServer, FenceFailsWhenARankExitsWithoutConnecting) {
     EXPECT_EQ(op, kvs::op_error);
 }
 
+// A rank found another failed (not responding, unreachable): with survivors running on, fences
+// stop waiting for it, at once; the report is handed out once; a report has no reply; reports
+// by the reported rank itself, or about oneself, are ignored.
+TEST(KvsServer, FailedReportReleasesFencesUnderKeepGoing) {
+    server_thread srv(3, token, std::chrono::seconds(30), /*keep_going=*/true);
+    raw_client a(srv.port()), b(srv.port()), c(srv.port());
+    a.hello(0);
+    a.expect_ok("hello 0");
+    b.hello(1);
+    b.expect_ok("hello 1");
+    c.hello(2);
+    c.expect_ok("hello 2");
+    a.send(kvs::writer(kvs::op_fence).finish());
+    c.send(kvs::writer(kvs::op_fence).finish());
+    uint8_t op = 0;
+    std::string f;
+    EXPECT_EQ(a.recv(op, f, 1), ETIMEDOUT) << "fence completed without rank 1 before any report";
+    c.send(kvs::writer(kvs::op_failed).u32(1).bytes("not responding: test").finish());
+    c.send(kvs::writer(kvs::op_failed).u32(1).bytes("again").finish());
+    c.send(kvs::writer(kvs::op_failed).u32(2).bytes("about itself").finish());
+    a.expect_ok("fence rank 0");
+    c.expect_ok("fence rank 2");  // the first reply on c: its reports got none
+    c.send(kvs::writer(kvs::op_get).u32(0).bytes("nothing").finish());
+    ASSERT_EQ(c.recv(op, f), 0);
+    EXPECT_EQ(op, kvs::op_error) << "the get's own reply, not one for a report";
+    // After rank 1 was reported (the fence completed): its own report, then a request to
+    // know it was read.
+    b.send(kvs::writer(kvs::op_failed).u32(0).bytes("from the reported rank").finish());
+    b.send(kvs::writer(kvs::op_get).u32(0).bytes("nothing").finish());
+    ASSERT_EQ(b.recv(op, f), 0);
+    EXPECT_EQ(op, kvs::op_error);
+    auto reports = srv.reports();
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_EQ(reports[0].rank, 1);
+    EXPECT_EQ(reports[0].by, 2);
+    EXPECT_EQ(reports[0].why, "not responding: test");
+}
+
 // ---- Clients ----
 
 TEST(WeftrunBootstrap, PutFenceGetThroughTheServer) {

@@ -48,6 +48,7 @@ bool kvs_server::open(int nranks, std::string token, const std::string &host, st
     by_rank_.assign(nranks, nullptr);
     kv_.assign(nranks, {});
     in_fence_.assign(nranks, 0);
+    reported_.assign(nranks, 0);
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (listen_fd_ < 0) {
         why = std::string("socket: ") + std::strerror(errno);
@@ -236,6 +237,13 @@ std::optional<abort_request> kvs_server::take_abort() {
     return a;
 }
 
+std::optional<failure_report> kvs_server::take_failure_report() {
+    if (reports_.empty()) return std::nullopt;
+    failure_report f = std::move(reports_.front());
+    reports_.erase(reports_.begin());
+    return f;
+}
+
 void kvs_server::reply_ok(conn &c, const std::string *value) {
     kvs::writer w(kvs::op_ok);
     if (value) w.bytes(*value);
@@ -328,6 +336,18 @@ void kvs_server::handle_frame(conn &c, std::string_view body) {
             reply_ok(c);
             break;
         }
+        case kvs::op_failed: {  // no reply (see kvs_wire.hpp)
+            uint32_t rank;
+            std::string_view why;
+            if (!(ok = r.u32(rank) && r.bytes(why) && r.done())) break;
+            if (rank >= static_cast<uint32_t>(nranks_) || static_cast<int>(rank) == c.rank || reported_[c.rank] ||
+                reported_[rank] || state_[rank] == rank_state::finalized || state_[rank] == rank_state::gone)
+                break;
+            reported_[rank] = 1;
+            reports_.push_back({static_cast<int>(rank), c.rank, std::string(why)});
+            rank_left(static_cast<int>(rank));
+            break;
+        }
         case kvs::op_finalize:
             if (!(ok = r.done())) break;
             state_[c.rank] = rank_state::finalized;
@@ -361,7 +381,9 @@ void kvs_server::check_fence() {
             if (!in_fence_[r] &&
                 (state_[r] == rank_state::finalized || (state_[r] == rank_state::gone && !keep_going_))) {
                 fail = "rank " + std::to_string(r) +
-                    (state_[r] == rank_state::finalized ? " finalized" : " exited or disconnected") +
+                    (state_[r] == rank_state::finalized ? " finalized"
+                         : reported_[r]                 ? " was found failed"
+                                                        : " exited or disconnected") +
                     " before joining this fence";
                 break;
             }

@@ -20,6 +20,13 @@ struct abort_request {
     std::string message;
 };
 
+// A rank found another failed though its process may still run (not responding, unreachable).
+struct failure_report {
+    int rank;  // the failed one
+    int by;    // the one that found it
+    std::string why;
+};
+
 class kvs_server {
   public:
     using log_fn = std::function<void(const std::string &)>;
@@ -50,6 +57,10 @@ class kvs_server {
     void set_keep_going(bool on) { keep_going_ = on; }
     // A pending weft_abort request, at most once.
     std::optional<abort_request> take_abort();
+    // The next failure report, at most one per failed rank.  Fences stop waiting for that rank
+    // when survivors run on.  Reports by a rank itself reported are ignored: cut off, it
+    // finds everyone else unreachable.
+    std::optional<failure_report> take_failure_report();
 
   private:
     struct conn;
@@ -84,6 +95,8 @@ class kvs_server {
     std::vector<char> in_fence_;
     int fence_count_ = 0;
     std::optional<abort_request> abort_;
+    std::vector<char> reported_;  // per rank: found failed by another
+    std::vector<failure_report> reports_;
 };
 
 }  // namespace weftrun

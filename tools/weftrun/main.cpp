@@ -65,6 +65,8 @@ bool make_token(std::string &token) {
 struct rank_proc {
     pid_t pid = -1;
     bool running = false;
+    bool reported = false;  // found failed by another rank: its end is no news
+    bool killed = false;    // by end_reported
 };
 
 class job {
@@ -85,6 +87,8 @@ class job {
     };
     void reap();
     void report(const failure &f);
+    void on_failure_report(const failure_report &f);
+    void end_reported();  // when only ranks found failed still run
     void on_signal(int sig);
     void end_job(int status);
     void signal_all(int sig);
@@ -139,6 +143,34 @@ void job::report(const failure &f) {
     }
 }
 
+// Another rank found this one not responding or unreachable.  The job fails as if it had been
+// killed, which it will be (SIGKILL: a stopped process would hold SIGTERM): at once, or with
+// --keep-going once the others have ended, so that each of them finds it silent by itself
+// (killed, it would seem to them to have ended without weft_finalize).
+void job::on_failure_report(const failure_report &f) {
+    rank_proc &p = ranks_[f.rank];
+    if (ending_ || !p.running || p.reported) return;
+    p.reported = true;
+    say("rank %d (pid %d) failed according to rank %d: %s; %s", f.rank, p.pid, f.by, f.why.c_str(),
+        opt_.keep_going ? "the others run on (--keep-going), and it is ended when they have ended" : "ending the job");
+    if (!opt_.keep_going) {
+        ::kill(-p.pid, SIGKILL);
+        end_job(128 + SIGKILL);
+    } else if (status_ == 0) {
+        status_ = 128 + SIGKILL;
+    }
+}
+
+void job::end_reported() {
+    for (auto &r : ranks_)
+        if (r.running && !r.reported) return;
+    for (auto &r : ranks_)
+        if (r.running && !r.killed) {
+            ::kill(-r.pid, SIGKILL);
+            r.killed = true;
+        }
+}
+
 void job::reap() {
     // Every rank that has ended by now, signal deaths first: reaped together, a killed rank and
     // the ranks that exited because they saw it die come in no useful order.
@@ -156,7 +188,7 @@ void job::reap() {
     for (const failure &f : ended) {
         ranks_[f.rank].running = false;
         server_.rank_exited(f.rank);
-        if (ending_) continue;  // ended by us or after the first failure: already reported
+        if (ending_ || ranks_[f.rank].reported) continue;  // ended by us or after the first failure
         if (f.job_status() == 0) continue;
         if (opt_.keep_going || WIFSIGNALED(f.wait_status)) {
             pending_.reset();
@@ -289,7 +321,9 @@ int job::run() {
                 a->message.empty() ? "" : ": ", a->message.c_str());
             end_job(a->code & 0xff);
         }
+        while (auto f = server_.take_failure_report()) on_failure_report(*f);
         reap();
+        end_reported();
         auto now = clock_type::now();
         if (job_deadline_ && now >= *job_deadline_ && !ending_) {
             say("the job ran longer than --timeout %d seconds; ending it", opt_.timeout_s);
