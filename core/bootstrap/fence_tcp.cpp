@@ -3,12 +3,16 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "base/error.hpp"
 #include "base/net_address.hpp"
@@ -74,37 +78,86 @@ int fence_tcp::connect(const std::string &published, int timeout_s) {
         return WEFT_SUCCESS;
     }
     peers_.assign(static_cast<size_t>(size_ - 1), -1);
+    // Hellos are read side by side, each within hello_timeout_s of its accept, and at most
+    // max_pending wait at once (the oldest is dropped for a new one): connections that say
+    // nothing, or a byte at a time, hold up no rank.
+    struct pending {
+        int fd;
+        size_t got;
+        char hello[hello_size];
+        kvs::deadline_t deadline;
+    };
+    constexpr size_t max_pending = 64;
+    std::vector<pending> waiting;
+    std::vector<pollfd> pfds;
     int missing = size_ - 1, refused = 0;
+    auto refuse = [&](size_t i) {
+        ::close(waiting[i].fd);
+        waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
+        ++refused;
+    };
     while (missing > 0) {
-        if (int e = kvs::wait_fd(listen_fd_, POLLIN, deadline)) {
+        const auto now = std::chrono::steady_clock::now();
+        auto wake = deadline;
+        pfds.assign(1, pollfd{listen_fd_, POLLIN, 0});
+        for (const pending &p : waiting) {
+            pfds.push_back(pollfd{p.fd, POLLIN, 0});
+            wake = std::min(wake, p.deadline);
+        }
+        if (now >= deadline) {
+            for (const pending &p : waiting) ::close(p.fd);
             close();
             return fail(WEFT_ERR_BOOTSTRAP,
                         "bootstrap fence channel: %d of %d processes did not connect to rank 0 within %d s "
-                        "(%d connection(s) refused; raise WEFT_BOOTSTRAP_TIMEOUT to wait longer): %s",
-                        missing, size_ - 1, timeout_s, refused, why(e));
+                        "(%d connection(s) refused; raise WEFT_BOOTSTRAP_TIMEOUT to wait longer)",
+                        missing, size_ - 1, timeout_s, refused);
         }
-        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) continue;
-        char hello[hello_size];
-        auto hello_deadline = std::min(deadline, kvs::deadline_after(hello_timeout_s));
-        uint32_t r = 0;
-        uint64_t t = 0;
-        bool good = kvs::recv_exact(fd, hello, sizeof hello, hello_deadline) == 0 && std::memcmp(hello, magic, 4) == 0;
-        if (good) {
-            std::memcpy(&r, hello + 4, 4);
-            std::memcpy(&t, hello + 8, 8);
-            good = t == token_ && r >= 1 && r < static_cast<uint32_t>(size_) && peers_[r - 1] < 0;
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1;
+        if (::poll(pfds.data(), pfds.size(), static_cast<int>(left)) < 0 && errno != EINTR) continue;
+        const auto after = std::chrono::steady_clock::now();
+        // Hellos first (pfds[i + 1] is waiting[i]; erasing goes from the back).
+        for (size_t i = waiting.size(); i-- > 0;) {
+            pending &p = waiting[i];
+            if (pfds[i + 1].revents) {
+                ssize_t n = ::recv(p.fd, p.hello + p.got, hello_size - p.got, MSG_DONTWAIT);
+                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                    refuse(i);
+                    continue;
+                }
+                if (n > 0) p.got += static_cast<size_t>(n);
+            }
+            if (p.got == hello_size) {
+                uint32_t r = 0;
+                uint64_t t = 0;
+                std::memcpy(&r, p.hello + 4, 4);
+                std::memcpy(&t, p.hello + 8, 8);
+                if (std::memcmp(p.hello, magic, 4) != 0 || t != token_ || r < 1 || r >= static_cast<uint32_t>(size_) ||
+                    peers_[r - 1] >= 0) {
+                    refuse(i);
+                    continue;
+                }
+                int one = 1;
+                setsockopt(p.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                peers_[r - 1] = p.fd;
+                --missing;
+                waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
+            } else if (after >= p.deadline) {
+                refuse(i);
+            }
         }
-        if (!good) {
-            ++refused;
-            ::close(fd);
-            continue;
+        if (!(pfds[0].revents & POLLIN)) continue;
+        for (;;) {
+            int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (fd < 0 && (errno == EMFILE || errno == ENFILE) && !waiting.empty()) {
+                refuse(0);  // out of descriptors: the oldest waiting makes room
+                continue;
+            }
+            if (fd < 0) break;  // drained (EAGAIN)
+            if (waiting.size() >= max_pending) refuse(0);
+            waiting.push_back(pending{fd, 0, {}, std::min(deadline, kvs::deadline_after(hello_timeout_s))});
         }
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        peers_[r - 1] = fd;
-        --missing;
     }
+    for (const pending &p : waiting) ::close(p.fd);
     if (refused > 0)
         log(WEFT_LOG_WARN, "bootstrap fence channel: refused %d connection(s) without the job's token", refused);
     ::close(listen_fd_);

@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -55,7 +56,8 @@ struct link {
     size_t hello_got = 0;
     char hello[hello_size];
     clock_type::time_point hello_deadline;
-    clock_type::time_point heard;  // when the peer last sent anything (hello, heartbeat)
+    clock_type::time_point heard;          // when the peer last sent anything (hello, heartbeat)
+    char peer[INET_ADDRSTRLEN + 8] = "?";  // "IPv4:port" of an accepted connection, for the log
     bool said_goodbye = false;
 };
 
@@ -78,6 +80,7 @@ struct monitor {
     int spare_fd = -1;
     bool out_of_fds = false;  // seen EMFILE/ENFILE: missing peers are not blamed for it
     bool pending_cap_logged = false;
+    uint64_t refused = 0;  // connections dropped for a bad or missing hello
 };
 
 // Connections that have not said hello yet, at most: beyond, the oldest is closed.  The
@@ -119,6 +122,17 @@ void close_link(link &l) {
     l.fd = -1;
 }
 
+// Drops an accepted connection that did not say a valid hello: counted, and logged with its
+// address the first time and then at every power of two (a flood cannot flood the log).
+void refuse(monitor &m, link &l, const char *why) {
+    g_stats.liveness_refused.fetch_add(1, std::memory_order_relaxed);
+    const uint64_t n = ++m.refused;
+    if ((n & (n - 1)) == 0)
+        log(WEFT_LOG_WARN, "liveness: dropped a connection from %s that %s (%llu dropped so far)", l.peer, why,
+            static_cast<unsigned long long>(n));
+    close_link(l);
+}
+
 // A hello is complete: keep the connection if it names a rank that should connect to us and
 // carries our token; drop it otherwise (a stray or hostile client).
 void check_hello(monitor &m, link &l) {
@@ -128,9 +142,7 @@ void check_hello(monitor &m, link &l) {
     std::memcpy(&t, l.hello + 8, 8);
     if (std::memcmp(l.hello, magic, 4) != 0 || t != m.token || r <= static_cast<uint32_t>(m.rank) ||
         r >= static_cast<uint32_t>(m.size) || m.connected[r]) {
-        log(WEFT_LOG_WARN, "liveness: dropped a connection without a valid hello");
-        g_stats.liveness_refused.fetch_add(1, std::memory_order_relaxed);
-        close_link(l);
+        refuse(m, l, "sent no valid hello");
         return;
     }
     l.rank = static_cast<int>(r);
@@ -213,7 +225,9 @@ void on_readable(monitor &m, link &l) {
 // the spare descriptor's room.
 void accept_pending(monitor &m) {
     for (;;) {
-        int fd = ::accept4(m.listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        sockaddr_in from{};
+        socklen_t from_len = sizeof from;
+        int fd = ::accept4(m.listen_fd, reinterpret_cast<sockaddr *>(&from), &from_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED) continue;
             if ((errno == EMFILE || errno == ENFILE) && m.spare_fd >= 0) {
@@ -251,6 +265,9 @@ void accept_pending(monitor &m) {
         tune(fd, m.timeout_s);
         link l;
         l.fd = fd;
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &from.sin_addr, ip, sizeof ip);
+        std::snprintf(l.peer, sizeof l.peer, "%s:%u", ip, static_cast<unsigned>(ntohs(from.sin_port)));
         l.hello_deadline = clock_type::now() + std::chrono::seconds(m.timeout_s > 0 ? m.timeout_s : 5);
         m.links.push_back(l);
     }
@@ -269,11 +286,9 @@ void run(monitor &m) {
         };
         for (link &l : m.links)
             if (l.fd >= 0 && l.rank < 0) {
-                if (now >= l.hello_deadline) {
-                    log(WEFT_LOG_WARN, "liveness: dropped a connection that sent no hello in time");
-                    g_stats.liveness_refused.fetch_add(1, std::memory_order_relaxed);
-                    close_link(l);
-                } else
+                if (now >= l.hello_deadline)
+                    refuse(m, l, "sent no hello in time");
+                else
                     consider(l.hello_deadline);
             }
         bool waiting_for_connects = false;

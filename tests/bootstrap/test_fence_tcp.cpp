@@ -107,6 +107,46 @@ TEST(FenceTcp, ARankThatLeavesFailsTheFenceWithItsName) {
     EXPECT_NE(weft::current_error_detail().find("rank 1"), std::string::npos) << weft::current_error_detail();
 }
 
+// Connections that say nothing, or their hello a byte at a time, hold up no rank: rank 0 reads
+// hellos side by side (it read them one at a time, 5 s each, so these three held the real ranks
+// up for 15 s), and drops a slow one 5 s after accepting it.
+TEST(FenceTcp, SlowOrSilentConnectionsHoldUpNoRank) {
+    weft::fence_tcp ch[3];
+    std::string published, none;
+    ASSERT_EQ(ch[0].listen(0, 3, published), WEFT_SUCCESS);
+    for (int r = 1; r < 3; ++r) ASSERT_EQ(ch[r].listen(r, 3, none), WEFT_SUCCESS);
+    char host[64];
+    unsigned port = 0;
+    unsigned long long token = 0;
+    ASSERT_EQ(std::sscanf(published.c_str(), "%63s %u %llu", host, &port, &token), 3);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<uint16_t>(port));
+    inet_pton(AF_INET, host, &sa.sin_addr);
+    std::vector<int> slow;
+    for (int i = 0; i < 3; ++i) {
+        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa), 0);
+        (void)!::send(fd, "W", 1, MSG_NOSIGNAL);  // then nothing more: a byte of a hello
+        slow.push_back(fd);
+    }
+    std::atomic<int> rc0{-1};
+    auto t0 = std::chrono::steady_clock::now();
+    std::thread root([&] { rc0 = ch[0].connect("", 30); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the slow ones are first in line
+    for (int r = 1; r < 3; ++r) ASSERT_EQ(ch[r].connect(published, 30), WEFT_SUCCESS) << weft::current_error_detail();
+    root.join();
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(rc0.load(), WEFT_SUCCESS) << weft::current_error_detail();
+    EXPECT_LT(ms, 4000) << "the ranks waited behind connections that sent no hello";
+    std::atomic<int> failed{0};
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < 3; ++r) ranks.emplace_back([&, r] { failed += ch[r].fence(10) != WEFT_SUCCESS; });
+    for (auto &t : ranks) t.join();
+    EXPECT_EQ(failed.load(), 0);
+    for (int fd : slow) ::close(fd);
+}
+
 TEST(FenceTcp, NobodyConnectsWithinTheTimeout) {
     weft::fence_tcp root;
     std::string published;

@@ -3,7 +3,11 @@
  * its monitor thread spin, nor get anyone declared dead: the ranks still talk afterwards, rank 0
  * can still open files, and it used under 0.3 s of CPU in the second it was flooded.  (Before,
  * rank 0's descriptors ran out in 0.04 s, the monitor spun at ~42% CPU and the job failed with
- * false peer failures.)  Run under weftrun with 2 processes. */
+ * false peer failures.)  Run under weftrun with 2 processes.
+ * With the argument "emfile", rank 0 is held to 16 descriptors more than it has open once the
+ * job runs, so that the flood does exhaust them: its monitor must then say so, back off instead
+ * of spinning, keep its peers, and recover when the flood ends. */
+#include <dirent.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -64,10 +68,21 @@ int main(int argc, char **argv) {
     }
     char address[64] = "";
     if (attack_start(&argc, &argv, address, sizeof address)) return 1;
+    const int emfile = argc > 1 && strcmp(argv[1], "emfile") == 0;
     /* A first exchange: the fabric's connection exists before the flood. */
     int out = me, in = -1;
     CHECK(
         weft_sendrecv(&out, 1, WEFT_INT, 1 - me, 1, &in, 1, WEFT_INT, 1 - me, 1, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
+    struct rlimit saved;
+    getrlimit(RLIMIT_NOFILE, &saved);
+    if (emfile && me == 0) {
+        int open_fds = 0;
+        DIR *d = opendir("/proc/self/fd");
+        while (d != NULL && readdir(d) != NULL) ++open_fds;
+        if (d != NULL) closedir(d);
+        struct rlimit tight = {(rlim_t)open_fds + 16, saved.rlim_max};
+        EXPECT(setrlimit(RLIMIT_NOFILE, &tight) == 0, "setrlimit");
+    }
     if (me == 0) CHECK(weft_send(address, sizeof address, WEFT_CHAR, 1, 2, WEFT_COMM_WORLD));
     int hold[2] = {-1, -1};
     pid_t flooder = -1;
@@ -85,9 +100,11 @@ int main(int argc, char **argv) {
     printf("rank %d: %.3f s of CPU in the flooded second\n", me, cpu);
     if (me == 0) {
         EXPECT(cpu < 0.3, "rank 0 spun while its listener was flooded");
-        int fd = open("/dev/null", O_RDONLY);
-        EXPECT(fd >= 0, "rank 0 ran out of file descriptors");
-        close(fd);
+        if (!emfile) {
+            int fd = open("/dev/null", O_RDONLY);
+            EXPECT(fd >= 0, "rank 0 ran out of file descriptors");
+            close(fd);
+        }
     }
     /* Nobody died, and the ranks still talk while the flood holds its connections. */
     for (int round = 0; round < 10; ++round) {
@@ -102,6 +119,13 @@ int main(int argc, char **argv) {
         int status = 0;
         waitpid(flooder, &status, 0);
         EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the flooding client could not connect at all");
+    }
+    if (emfile && me == 0) {
+        setrlimit(RLIMIT_NOFILE, &saved);
+        sleep(1); /* the flood's connections close; the listener accepts again */
+        int fd = open("/dev/null", O_RDONLY);
+        EXPECT(fd >= 0, "rank 0 has no descriptor after the flood");
+        close(fd);
     }
     weft_info stats;
     int flag = 0;

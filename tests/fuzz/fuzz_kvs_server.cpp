@@ -73,7 +73,8 @@ struct harness {
     weftrun::kvs_server server;
     int nranks = 1;
     std::vector<client> clients;
-    std::set<std::string> put_values, abort_messages;
+    std::set<std::string> put_values, abort_messages, failed_whys;
+    std::set<int> reported;  // ranks the server reported failed
 
     void pump() {
         for (int round = 0; round < 64; ++round) {
@@ -148,6 +149,10 @@ struct harness {
                     body.remove_prefix(4);
                     if (take_bytes(body, a)) abort_messages.emplace(a);
                 }
+                if (op == kvs::op_failed && body.size() >= 4) {
+                    body.remove_prefix(4);
+                    if (take_bytes(body, a)) failed_whys.emplace(a);
+                }
             });
         }
     }
@@ -177,7 +182,7 @@ struct harness {
             uint8_t k = in.u8();
             return k < 200 ? std::string(1, static_cast<char>('a' + k % 3)) : std::string(in.str());
         };
-        switch (sel % 9) {
+        switch (sel % 10) {
             case 0: {  // hello
                 uint8_t v = in.u8();
                 uint32_t version = v < 230 ? kvs::protocol_version : v;
@@ -210,6 +215,11 @@ struct harness {
                     0xffffffffu};
                 uint32_t n = lengths[in.u8() % 7];
                 return std::string{char(n >> 24), char(n >> 16), char(n >> 8), char(n)};
+            }
+            case 8: {  // a rank reports another (or itself, or one out of range) failed
+                uint32_t rank = in.u8() % (nranks + 1);
+                if (in.u8() == 255) rank = in.u32();
+                return kvs::writer(kvs::op_failed).u32(rank).bytes(in.str()).finish();
             }
             default: return std::string(in.str());  // raw bytes
         }
@@ -269,6 +279,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         FUZZ_CHECK(ab->rank >= 0 && ab->rank < h.nranks);
                         FUZZ_CHECK(h.abort_messages.count(ab->message) == 1);
                         FUZZ_CHECK(!h.server.take_abort());  // at most once
+                    }
+                    // A failure report names a rank of the job found by another, with a reason
+                    // some rank sent, and comes at most once per rank.
+                    while (auto fr = h.server.take_failure_report()) {
+                        FUZZ_CHECK(fr->rank >= 0 && fr->rank < h.nranks && fr->by >= 0 && fr->by < h.nranks);
+                        FUZZ_CHECK(fr->rank != fr->by);
+                        FUZZ_CHECK(h.failed_whys.count(fr->why) == 1);
+                        FUZZ_CHECK(h.reported.insert(fr->rank).second);
                     }
                     break;
             }
