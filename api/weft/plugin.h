@@ -34,7 +34,8 @@
  *   ep_peer_failed and stats; 1.5 tag_send_now; 1.6 weft_fabric_ep_attr_t.context_space; 1.7
  *   weft_fabric_caps_t.context_space (the fabric asks for its context space); 1.8 tag_sendv,
  *   tag_recvv and weft_fabric_caps_t.iov_limit (messages gathered from / scattered to a list
- *   of buffers: non-contiguous datatypes without packing). */
+ *   of buffers: non-contiguous datatypes without packing); 1.9 tag_send_sync (synchronous
+ *   sends by the fabric, so that receives need not ignore a sync bit). */
 #ifndef WEFT_PLUGIN_H
 #define WEFT_PLUGIN_H
 
@@ -48,7 +49,7 @@ extern "C" {
 #endif
 
 #define WEFT_PLUGIN_ABI_MAJOR 1
-#define WEFT_PLUGIN_ABI_MINOR 8
+#define WEFT_PLUGIN_ABI_MINOR 9
 
 /* Return codes of plugin operations.  Negative: failure; the core maps them to WEFT_ERR_*. */
 enum {
@@ -379,6 +380,16 @@ typedef struct weft_fabric_ops_v1 {
                      uint64_t tag, void *context);
     int (*tag_recvv)(weft_fabric_ep_t *ep, const weft_fabric_iov_t *iov, size_t count, uint64_t tag, uint64_t ignore,
                      void *context);
+
+    /* ---- ABI minor 9: synchronous send (optional, NULL otherwise) ----
+     * As tag_send, but the completion comes only once a receive at the peer has matched the
+     * message (MPI_Ssend; UCX's ucp_tag_send_sync_nbx), or with an error when the peer failed.
+     * The message matches receives exactly as tag_send's would.  With it, the core sends its
+     * synchronous messages here on the plain context and posts receives that ignore no sync
+     * bit (a fabric whose matching is faster for exact tags, like UCX's hashed expected queue,
+     * then matches them so); without it, the core runs its own acknowledgement protocol. */
+    int (*tag_send_sync)(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
+                         void *context);
 } weft_fabric_ops_v1_t;
 
 /* ========================================================================= queue plugins ==

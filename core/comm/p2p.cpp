@@ -51,7 +51,7 @@ __attribute__((always_inline)) inline int post_send(comm &c, size_t li, int dest
     return rc;
 }
 
-// also_ignore: match_sync_bit for a user receive (it matches synchronous messages too), else 0.
+// also_ignore: g_user_recv_ignore for a user receive (it matches synchronous messages too), else 0.
 __attribute__((always_inline)) inline int post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag,
                                                     const p2p_buffer &b, request &r, uint64_t also_ignore) {
     // A receive from a process known dead is still posted: a message it sent before dying
@@ -95,7 +95,7 @@ int p2p_post_send(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int t
 }
 
 int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag, const p2p_buffer &b, request &r) {
-    return post_recv(c, li, source, src_idx, ctx, tag, b, r, ctx == c.context_id ? match_sync_bit : 0);
+    return post_recv(c, li, source, src_idx, ctx, tag, b, r, ctx == c.context_id ? g_user_recv_ignore : 0);
 }
 
 void p2p_fail_if_peer_dead(request &r) {
@@ -355,7 +355,7 @@ extern "C" int weft_recv(void *buf, size_t count, weft_datatype type, int source
         local_request r;
         r.endpoint = c->local[0];
         p2p_buffer b{buf, count, t, bytes};
-        if (int rc = post_recv(*c, 0, source, 0, c->context_id, tag, b, r, match_sync_bit))
+        if (int rc = post_recv(*c, 0, source, 0, c->context_id, tag, b, r, g_user_recv_ignore))
             return comm_error_raise_at(c, rc, "weft_recv");
         p2p_wait_local(r);
         if (__builtin_expect(r.fabric_status == WEFT_PLUGIN_OK, 1)) {
@@ -444,7 +444,7 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
         r->user_count = bytes;
         r->type = nullptr;
         uint64_t bits = match_bits(c.context_id, 0, static_cast<uint32_t>(peer), static_cast<uint32_t>(tag));
-        while ((rc = v.ops->tag_recv(v.ep, const_cast<void *>(buf), bytes, bits, match_sync_bit,
+        while ((rc = v.ops->tag_recv(v.ep, const_cast<void *>(buf), bytes, bits, g_user_recv_ignore,
                                      request_context(*r))) == WEFT_PLUGIN_ERR_AGAIN)
             v.ops->ep_progress(v.ep);
         if (__builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0)) recheck_failures(v, c, peer);
@@ -556,8 +556,8 @@ int iprobe(int source, int tag, weft_comm handle, int *flag, weft_status *status
     size_t msg_len = 0;
     v.enter();
     v.progress_held();  // with the hooks: acknowledgements owed go out while a thread polls
-    int rc = v.ops->tag_probe(v.ep, bits, match_ignore(any_source, any_tag, true) | match_sync_bit, &found, &msg_tag,
-                              &msg_len);
+    int rc = v.ops->tag_probe(v.ep, bits, match_ignore(any_source, any_tag, true) | g_user_recv_ignore, &found,
+                              &msg_tag, &msg_len);
     v.leave();
     if (rc != WEFT_PLUGIN_OK) return fail(plugin_error(rc), "weft_iprobe: the fabric's probe failed (code %d)", rc);
     *flag = found;

@@ -40,7 +40,7 @@ int p2p_post_recv(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int
 // The same for a non-contiguous datatype (p2p_iov.cpp): one run, an iovec, or packed.
 int p2p_post_send_noncontig(comm &c, size_t li, int dest, int dst_idx, uint16_t ctx, int tag, const p2p_buffer &b,
                             request &r);
-// also_ignore: match bits the receive ignores besides its wildcards (match_sync_bit for a
+// also_ignore: match bits the receive ignores besides its wildcards (g_user_recv_ignore for a
 // user's receive, so that it matches synchronous messages too).
 int p2p_post_recv_noncontig(comm &c, size_t li, int source, int src_idx, uint16_t ctx, int tag, const p2p_buffer &b,
                             request &r, uint64_t also_ignore);

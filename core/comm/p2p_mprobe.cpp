@@ -64,7 +64,7 @@ int improbe(const char *fn, int source, int tag, weft_comm handle, int *flag, we
     bool any_source = source == WEFT_ANY_SOURCE, any_tag = tag == WEFT_ANY_TAG;
     uint64_t bits = match_bits(c.context_id, 0, any_source ? 0 : static_cast<uint32_t>(source),
                                any_tag ? 0 : static_cast<uint32_t>(tag));
-    uint64_t ignore = match_ignore(any_source, any_tag, true) | match_sync_bit;
+    uint64_t ignore = match_ignore(any_source, any_tag, true) | g_user_recv_ignore;
     vci &v = *c.local[0];
     int found = 0;
     uint64_t msg_tag = 0;

@@ -44,7 +44,7 @@ uint64_t recv_bits(const comm &c, int source, int tag) {
                       tag == WEFT_ANY_TAG ? 0 : static_cast<uint32_t>(tag));
 }
 uint64_t recv_ignore(int source, int tag) {
-    return match_ignore(source == WEFT_ANY_SOURCE, tag == WEFT_ANY_TAG, true) | match_sync_bit;
+    return match_ignore(source == WEFT_ANY_SOURCE, tag == WEFT_ANY_TAG, true) | g_user_recv_ignore;
 }
 
 // Posts the receive (q, unless from WEFT_PROC_NULL) then the send (s, unless to WEFT_PROC_NULL)

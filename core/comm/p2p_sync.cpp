@@ -17,6 +17,10 @@
 // send, so ack receives are posted in send order.  The k-th ack to arrive shows that k of those
 // messages have been received, hence the first k have been matched, and it completes the k-th
 // ack receive (fabrics match receives of equal bits in posting order): the k-th send's.
+// A fabric that sends synchronously itself (tag_send_sync, e.g. UCX's ucp_tag_send_sync_nbx)
+// takes all of this over: the message goes on context + 0 as a plain one would, its send
+// completes once matched, and receives ignore no sync bit (g_user_recv_ignore), which lets UCX
+// match exact receives in its hash table.  WEFT_SYNC_SEND=ack keeps the protocol below.
 // One case is outside the argument: two local stream indexes of a multiplex communicator that
 // share one endpoint (streams without an endpoint of their own) sending synchronous messages
 // with the same tag to the same receiving endpoint, matched there out of order by receives
@@ -99,8 +103,9 @@ void finish(compound &x) {
     request *p = x.parent, *a = x.parts[0], *b = x.parts[1];
     if (p != nullptr) {
         switch (x.what) {
-            case compound::kind::ssend:
-                p->fabric_status = a->fabric_status != WEFT_PLUGIN_OK ? a->fabric_status : b->fabric_status;
+            case compound::kind::ssend:  // b: the acknowledgement, absent when the fabric sent synchronously
+                p->fabric_status =
+                    a->fabric_status != WEFT_PLUGIN_OK || b == nullptr ? a->fabric_status : b->fabric_status;
                 break;
             case compound::kind::sendrecv:
                 if (b != nullptr)
@@ -243,16 +248,17 @@ request *p2p_request_alloc(vci &v, comm *c, size_t li, stream *s, weft_request *
     return r;
 }
 
-int p2p_send_held(comm &c, size_t li, int dest, int dst_idx, uint64_t bits, const void *data, size_t bytes,
-                  request &r) {
+int p2p_send_held(comm &c, size_t li, int dest, int dst_idx, uint64_t bits, const void *data, size_t bytes, request &r,
+                  bool synchronous) {
     if (g_failure_epoch.load(std::memory_order_relaxed) != 0 && peer_failed(c.world_ranks[static_cast<size_t>(dest)]))
         return fail_proc("send", dest, c.world_ranks[static_cast<size_t>(dest)]);
     vci &v = *c.local[li];
     weft_fabric_peer_t *peer = nullptr;
     if (int rc = comm_peer(c, li, dest, dst_idx, &peer)) return rc;
     r.op = request::kind::send;
+    auto send = synchronous ? v.ops->tag_send_sync : v.ops->tag_send;
     int rc;
-    while ((rc = v.ops->tag_send(v.ep, peer, data, bytes, bits, request_context(r))) == WEFT_PLUGIN_ERR_AGAIN)
+    while ((rc = send(v.ep, peer, data, bytes, bits, request_context(r))) == WEFT_PLUGIN_ERR_AGAIN)
         v.ops->ep_progress(v.ep);
     if (rc != WEFT_PLUGIN_OK)
         return fail(plugin_error(rc), "send to rank %d: the fabric refused the message (code %d)", dest, rc);
@@ -325,6 +331,11 @@ namespace {
 int post_ssend_held(comm &c, size_t li, int dest, int dst_idx, int tag, const void *data, size_t bytes, request &s,
                     request &a, bool *a_posted) {
     *a_posted = false;
+    if (g_sync_by_fabric) {  // one send, on the plain context, that completes once matched
+        uint64_t bits = match_bits(c.context_id, static_cast<uint32_t>(li), static_cast<uint32_t>(c.rank),
+                                   static_cast<uint32_t>(tag));
+        return p2p_send_held(c, li, dest, dst_idx, bits, data, bytes, s, true);
+    }
     auto sync_ctx = static_cast<uint16_t>(c.context_id + match_ctx_sync);
     auto ack_ctx = static_cast<uint16_t>(c.context_id + match_ctx_ack);
     uint64_t ack = match_bits(ack_ctx, remote_endpoint_index(c, dest, dst_idx), static_cast<uint32_t>(dest),
@@ -372,7 +383,7 @@ int do_ssend(const char *fn, const p2p_op &op, int dest, int tag) {
     });
     std::free(s.staging);
     if (!sent) return rc;
-    int status = s.fabric_status != WEFT_PLUGIN_OK ? s.fabric_status : a.fabric_status;
+    int status = s.fabric_status != WEFT_PLUGIN_OK || !a_posted ? s.fabric_status : a.fabric_status;
     return status == WEFT_PLUGIN_OK ? WEFT_SUCCESS : ssend_error(fn, c, dest, status);
 }
 
@@ -402,6 +413,10 @@ int post_ssend_parent(const char *fn, const p2p_op &op, int dest, int tag, reque
     else if ((rc = p2p_pack_send(*s, op.b, data)) == WEFT_SUCCESS)
         rc = post_ssend_held(c, op.li, dest, op.peer_idx, tag, data, op.b.bytes, *s, *a, &a_posted);
     if (rc == WEFT_SUCCESS) {
+        if (!a_posted) {  // the fabric's synchronous send: no acknowledgement to receive
+            drop_part(*a);
+            a = nullptr;
+        }
         *x = compound{compound::kind::ssend, &p, {s, a}, nullptr, nullptr};
         compound_queue(v, x);
         return rc;

@@ -10,7 +10,7 @@ namespace weft {
 
 struct compound {
     enum class kind : uint8_t {
-        ssend,     // parts: the send, the acknowledgement's receive
+        ssend,     // parts: the send, the acknowledgement's receive (none: the fabric's sync send)
         sendrecv,  // parts: the send, the receive (either may be absent: WEFT_PROC_NULL)
         mrecv,     // parts: the matched message's receive, into scratch
         cleanup    // no user request: the parts only need releasing once the fabric is done
@@ -33,8 +33,10 @@ bool compound_queue(vci &v, compound *x);
 request *p2p_request_alloc(vci &v, comm *c, size_t li, stream *s, weft_request *handle);
 
 // Posts, on endpoint v = c.local[li] that the caller holds: a send of bytes at data with these
-// match bits to rank dest's endpoint dst_idx, and a receive.  r becomes the operation's request.
-int p2p_send_held(comm &c, size_t li, int dest, int dst_idx, uint64_t bits, const void *data, size_t bytes, request &r);
+// match bits to rank dest's endpoint dst_idx (synchronous: with the fabric's tag_send_sync), and
+// a receive.  r becomes the operation's request.
+int p2p_send_held(comm &c, size_t li, int dest, int dst_idx, uint64_t bits, const void *data, size_t bytes, request &r,
+                  bool synchronous = false);
 int p2p_recv_held(comm &c, size_t li, int source, uint64_t bits, uint64_t ignore, void *data, size_t bytes, request &r);
 
 // The error of a call that found its stream in use by another thread.

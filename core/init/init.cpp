@@ -16,6 +16,7 @@
 #include "enqueue/enqueue.hpp"
 #include "base/error.hpp"
 #include "base/finalize_hooks.hpp"
+#include "base/match.hpp"
 #include "base/info.hpp"
 #include "transport/liveness.hpp"
 
@@ -97,6 +98,15 @@ int read_endpoint_config(runtime &r) {
 // ones open when a stream first takes them.
 int open_implicit_endpoints(runtime &r) {
     bool multiple = r.thread_level == WEFT_THREAD_MULTIPLE;
+    // Synchronous sends: the fabric's own when it has one (every process of the job loads the
+    // same fabric, so senders and receivers agree), unless WEFT_SYNC_SEND=ack asks for the
+    // core's acknowledgement protocol.
+    const char *sync = std::getenv("WEFT_SYNC_SEND");
+    if (sync != nullptr && *sync != '\0' && std::strcmp(sync, "ack") != 0 && std::strcmp(sync, "fabric") != 0)
+        return fail(WEFT_ERR_ARG, "WEFT_SYNC_SEND='%s' is neither 'fabric' (the default) nor 'ack'", sync);
+    g_sync_by_fabric =
+        r.fabric.plugin.fabric_ops.tag_send_sync != nullptr && (sync == nullptr || std::strcmp(sync, "ack") != 0);
+    g_user_recv_ignore = g_sync_by_fabric ? 0 : match_sync_bit;
     // Requests are laid out around the context space the fabric asked for (the loader's
     // answer for plugins too old to ask), before any endpoint, and so any pool, exists.
     request_space_set(r.fabric.caps.context_space);

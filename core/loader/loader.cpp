@@ -70,7 +70,8 @@ size_t fabric_ops_size_for_minor(uint32_t minor) {
         offsetof(weft_fabric_ops_v1_t, tag_sendv),       // minor 5: + tag_send_now
         offsetof(weft_fabric_ops_v1_t, tag_sendv),       // minor 6: ep attr context_space
         offsetof(weft_fabric_ops_v1_t, tag_sendv),       // minor 7: caps context_space
-        sizeof(weft_fabric_ops_v1_t),                    // minor 8: + tag_sendv, tag_recvv
+        offsetof(weft_fabric_ops_v1_t, tag_send_sync),   // minor 8: + tag_sendv, tag_recvv
+        sizeof(weft_fabric_ops_v1_t),                    // minor 9: + tag_send_sync
     };
     constexpr uint32_t known = sizeof(sizes) / sizeof(sizes[0]);
     return minor < known ? sizes[minor] : sizeof(weft_fabric_ops_v1_t);

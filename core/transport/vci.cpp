@@ -1,5 +1,7 @@
 #include "transport/vci.hpp"
 
+#include "base/match.hpp"
+
 #include <vector>
 
 #include "base/error.hpp"
@@ -65,6 +67,8 @@ int vci_peer(vci &v, const remote_ep &remote, weft_fabric_peer_t **peer) {
 }
 
 unsigned g_polls_before_yield = 512;
+bool g_sync_by_fabric = false;
+uint64_t g_user_recv_ignore = match_sync_bit;
 
 int vci_run_hooks(vci &v) {
     int n = 0;

@@ -119,6 +119,15 @@ void vci_progress_others(vci &self);
 // WEFT_POLLS_BEFORE_YIELD overrides.  Set at init.
 extern unsigned g_polls_before_yield;
 
+// Whether the fabric sends synchronous messages itself (tag_send_sync: set at init when it
+// offers one and WEFT_SYNC_SEND does not say "ack"), and so the bits user receives and probes
+// ignore besides their wildcards: match_sync_bit when the core acknowledges synchronous
+// messages itself (they travel on context + 2), 0 when the fabric does, so that a receive with
+// no wildcard has exact bits (UCX then matches it in its hashed expected queue, not by a
+// search of every wildcard receive).
+extern bool g_sync_by_fabric;
+extern uint64_t g_user_recv_ignore;
+
 // Progresses v until done() holds.  After a run of idle polls it progresses the other implicit
 // endpoints and yields the core: with more processes than cores (the usual case in tests and
 // on shared nodes) a pure spin keeps the peer it waits for from running.

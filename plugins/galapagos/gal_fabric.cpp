@@ -490,6 +490,7 @@ const weft_fabric_ops_v1_t gal_ops = {
     .tag_send_now = nullptr, /* optional; the core sends through tag_send */
     .tag_sendv = nullptr,    /* optional; the core packs non-contiguous datatypes */
     .tag_recvv = nullptr,
+    .tag_send_sync = nullptr, /* optional; the core acknowledges synchronous messages */
 };
 
 }  // namespace

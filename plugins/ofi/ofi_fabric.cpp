@@ -315,6 +315,7 @@ const weft_fabric_ops_v1_t ofi_ops = {
     /* Only where the provider gathers: an iov_limit of 1 gains nothing over packing. */
     .tag_sendv = ofi_tag_sendv,
     .tag_recvv = ofi_tag_recvv,
+    .tag_send_sync = nullptr, /* optional; the core acknowledges synchronous messages */
 };
 }  // namespace
 

@@ -234,6 +234,7 @@ const weft_fabric_ops_v1_t ucx_ops = {
     .tag_send_now = ucx_tag_send_now,
     .tag_sendv = ucx_tag_sendv,
     .tag_recvv = ucx_tag_recvv,
+    .tag_send_sync = ucx_tag_send_sync,
 };
 }  // namespace
 

@@ -186,6 +186,8 @@ int ucx_tag_send_now(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void 
 int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
                  void *context);
 int ucx_tag_recv(weft_fabric_ep_t *ep, void *buf, size_t len, uint64_t tag, uint64_t ignore, void *context);
+int ucx_tag_send_sync(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
+                      void *context);
 int ucx_tag_sendv(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const weft_fabric_iov_t *iov, size_t count,
                   uint64_t tag, void *context);
 int ucx_tag_recvv(weft_fabric_ep_t *ep, const weft_fabric_iov_t *iov, size_t count, uint64_t tag, uint64_t ignore,

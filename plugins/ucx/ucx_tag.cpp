@@ -173,6 +173,24 @@ int ucx_tag_send(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf
     return WEFT_PLUGIN_OK;
 }
 
+/* tag_send_sync (ABI 1.9): UCX's synchronous send, which completes once the peer matched the
+ * message; as tag_send otherwise (the same callback and bookkeeping, failed with its peer). */
+int ucx_tag_send_sync(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
+                      void *context) {
+    if (ucs_unlikely(!ep || !peer)) return WEFT_PLUGIN_ERR_INVALID;
+    ucs_status_ptr_t sp;
+    {
+        WEFT_KIT_EP_GUARD(g, &ep->lock);
+        if (ucs_unlikely(peer->failed)) /* ep_peer_failed: its uep may be gone */
+            return WEFT_PLUGIN_ERR_PEER_FAILED;
+        sp = ucp_tag_send_sync_nbx(peer->uep, buf, len, tag, &ep->send_param);
+        if (sp != nullptr) return ucx_tag_send_posted(peer, len, tag, context, sp);
+    }
+    weft_fabric_completion_t c{WEFT_PLUGIN_OK, tag, len}; /* matched already (a self send) */
+    ep->complete(context, &c);
+    return WEFT_PLUGIN_OK;
+}
+
 namespace {
 
 /* Posts a receive (the caller guards the endpoint).  Returns WEFT_PLUGIN_OK when posted, 1

@@ -249,19 +249,28 @@ Op &FabricTest::new_op() {
     return op;
 }
 
-int FabricTest::send(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
-                     Op &op) {
+int FabricTest::post_retrying(Op &op, const std::function<int()> &post) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     for (;;) {
         int rc;
         {
             InsideScope in(Inside::post, &op);
-            rc = ops().tag_send(from.ep, peer, buf, len, tag, &op);
+            rc = post();
         }
         if (rc == WEFT_PLUGIN_OK) posted_.push_back(&op);
         if (rc != WEFT_PLUGIN_ERR_AGAIN || std::chrono::steady_clock::now() > deadline) return rc;
         progress_all();
     }
+}
+
+int FabricTest::send(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
+                     Op &op) {
+    return post_retrying(op, [&] { return ops().tag_send(from.ep, peer, buf, len, tag, &op); });
+}
+
+int FabricTest::send_sync(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
+                          Op &op) {
+    return post_retrying(op, [&] { return ops().tag_send_sync(from.ep, peer, buf, len, tag, &op); });
 }
 
 int FabricTest::send_once(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag,
@@ -281,46 +290,16 @@ bool FabricTest::has_iov() const {
 
 int FabricTest::sendv(const Endpoint &from, weft_fabric_peer_t *peer, const weft_fabric_iov_t *iov, size_t count,
                       uint64_t tag, Op &op) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    for (;;) {
-        int rc;
-        {
-            InsideScope in(Inside::post, &op);
-            rc = ops().tag_sendv(from.ep, peer, iov, count, tag, &op);
-        }
-        if (rc == WEFT_PLUGIN_OK) posted_.push_back(&op);
-        if (rc != WEFT_PLUGIN_ERR_AGAIN || std::chrono::steady_clock::now() > deadline) return rc;
-        progress_all();
-    }
+    return post_retrying(op, [&] { return ops().tag_sendv(from.ep, peer, iov, count, tag, &op); });
 }
 
 int FabricTest::recvv(const Endpoint &on, const weft_fabric_iov_t *iov, size_t count, uint64_t tag, uint64_t ignore,
                       Op &op) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    for (;;) {
-        int rc;
-        {
-            InsideScope in(Inside::post, &op);
-            rc = ops().tag_recvv(on.ep, iov, count, tag, ignore, &op);
-        }
-        if (rc == WEFT_PLUGIN_OK) posted_.push_back(&op);
-        if (rc != WEFT_PLUGIN_ERR_AGAIN || std::chrono::steady_clock::now() > deadline) return rc;
-        progress_all();
-    }
+    return post_retrying(op, [&] { return ops().tag_recvv(on.ep, iov, count, tag, ignore, &op); });
 }
 
 int FabricTest::recv(const Endpoint &on, void *buf, size_t len, uint64_t tag, uint64_t ignore, Op &op) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    for (;;) {
-        int rc;
-        {
-            InsideScope in(Inside::post, &op);
-            rc = ops().tag_recv(on.ep, buf, len, tag, ignore, &op);
-        }
-        if (rc == WEFT_PLUGIN_OK) posted_.push_back(&op);
-        if (rc != WEFT_PLUGIN_ERR_AGAIN || std::chrono::steady_clock::now() > deadline) return rc;
-        progress_all();
-    }
+    return post_retrying(op, [&] { return ops().tag_recv(on.ep, buf, len, tag, ignore, &op); });
 }
 
 int FabricTest::cancel(const Endpoint &on, Op &op) {

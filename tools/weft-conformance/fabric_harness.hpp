@@ -76,8 +76,13 @@ class FabricTest : public ::testing::Test {
     int disconnect(weft_fabric_ep_t *ep, weft_fabric_peer_t *peer, std::vector<weft_fabric_ep_t *> also = {});
 
     Op &new_op();
+    /* One post (inside the post scope), retried while the plugin says AGAIN, for up to 20 s,
+     * progressing meanwhile; the result is the final return code. */
+    int post_retrying(Op &op, const std::function<int()> &post);
     /* Post, retrying while the plugin says AGAIN; the result is the final return code. */
     int send(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag, Op &op);
+    /* tag_send_sync (ABI minor 9), retried while AGAIN. */
+    int send_sync(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag, Op &op);
     /* One tag_send, no retry (AGAIN comes back to the caller). */
     int send_once(const Endpoint &from, weft_fabric_peer_t *peer, const void *buf, size_t len, uint64_t tag, Op &op);
     int recv(const Endpoint &on, void *buf, size_t len, uint64_t tag, uint64_t ignore, Op &op);
