@@ -39,6 +39,15 @@ int copy_hints(weft_info info, std::map<std::string, std::string> &out) {
 
 // Reads a count from the environment; a malformed or out-of-range value is an error naming
 // the variable, not a silent default.
+// Reads a variable that takes one of two words (unset or empty: the first); any other value is
+// an error naming the variable.  is_second: it says the second.
+int env_either(const char *name, const char *first, const char *second, bool &is_second) {
+    const char *v = std::getenv(name);
+    is_second = v != nullptr && std::strcmp(v, second) == 0;
+    if (v == nullptr || *v == '\0' || is_second || std::strcmp(v, first) == 0) return WEFT_SUCCESS;
+    return fail(WEFT_ERR_ARG, "%s='%s' is not one of %s|%s", name, v, first, second);
+}
+
 int env_count(const char *name, uint32_t fallback, uint32_t lo, uint32_t hi, uint32_t &out) {
     const char *v = std::getenv(name);
     if (v == nullptr || *v == '\0') {
@@ -87,11 +96,7 @@ int read_endpoint_config(runtime &r) {
     uint32_t check;
     if (int rc = env_count("WEFT_COLL_CHECK", 0, 0, 1, check)) return rc;
     g_coll_check = check != 0;
-    const char *cs = std::getenv("WEFT_THREAD_CS");
-    if (cs != nullptr && *cs != '\0' && std::strcmp(cs, "global") != 0 && std::strcmp(cs, "vci") != 0)
-        return fail(WEFT_ERR_ARG, "WEFT_THREAD_CS='%s' is not one of global|vci", cs);
-    r.lock_per_vci = cs != nullptr && std::strcmp(cs, "vci") == 0;
-    return WEFT_SUCCESS;
+    return env_either("WEFT_THREAD_CS", "global", "vci", r.lock_per_vci);
 }
 
 // Opens the implicit endpoints and publishes their addresses (the caller fences).  Explicit
@@ -101,11 +106,9 @@ int open_implicit_endpoints(runtime &r) {
     // Synchronous sends: the fabric's own when it has one (every process of the job loads the
     // same fabric, so senders and receivers agree), unless WEFT_SYNC_SEND=ack asks for the
     // core's acknowledgement protocol.
-    const char *sync = std::getenv("WEFT_SYNC_SEND");
-    if (sync != nullptr && *sync != '\0' && std::strcmp(sync, "ack") != 0 && std::strcmp(sync, "fabric") != 0)
-        return fail(WEFT_ERR_ARG, "WEFT_SYNC_SEND='%s' is neither 'fabric' (the default) nor 'ack'", sync);
-    g_sync_by_fabric =
-        r.fabric.plugin.fabric_ops.tag_send_sync != nullptr && (sync == nullptr || std::strcmp(sync, "ack") != 0);
+    bool ack = false;
+    if (int rc = env_either("WEFT_SYNC_SEND", "fabric", "ack", ack)) return rc;
+    g_sync_by_fabric = r.fabric.plugin.fabric_ops.tag_send_sync != nullptr && !ack;
     g_user_recv_ignore = g_sync_by_fabric ? 0 : match_sync_bit;
     // Requests are laid out around the context space the fabric asked for (the loader's
     // answer for plugins too old to ask), before any endpoint, and so any pool, exists.

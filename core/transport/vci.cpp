@@ -1,10 +1,9 @@
 #include "transport/vci.hpp"
 
-#include "base/match.hpp"
-
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/match.hpp"
 #include "transport/runtime.hpp"
 
 namespace weft {

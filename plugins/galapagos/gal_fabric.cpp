@@ -1,15 +1,16 @@
 /* Galapagos fabric: the software node.  Opens the listening socket and its thread (which
- * does every pending handshake at once in one poll() loop), makes outgoing connections on first use, and reads
- * the connections for whichever endpoint progresses. */
+ * runs every pending handshake at once in one poll() loop), makes outgoing connections on
+ * first use, and reads the connections for whichever endpoint progresses. */
 #include <cerrno>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <string>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -248,7 +249,9 @@ void listener_main(weft_fabric *f) {
             bool keep = true;
             if (r > 0 && pfds[i + 2].revents) keep = drive_pending(f, p);
             if (keep && after >= p.deadline) {
-                note_refusal(f, p.peer, "no complete handshake within 5 s");
+                static const std::string late =
+                    "no complete handshake within " + std::to_string(gal::handshake_deadline_ms / 1000) + " s";
+                note_refusal(f, p.peer, late.c_str());
                 close(p.fd);
                 keep = false;
             }

@@ -135,6 +135,7 @@ struct gal_rx {
     size_t arrived;
     gal_op *recv;     /* matched receive, or null */
     gal_unexp *unexp; /* or the unexpected copy, or null (dropped: no endpoint) */
+    bool attached;    /* unexp had a receive attached at the last chunk (seen under ep->lock) */
     weft_fabric_ep *ep;
     gal_conn *from; /* the connection delivering (null: a message from this node) */
 };

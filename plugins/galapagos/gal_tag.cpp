@@ -74,6 +74,7 @@ void gal_deliver_begin_locked(weft_fabric_ep *ep, uint64_t tag, size_t length, g
     rx.arrived = 0;
     rx.recv = nullptr;
     rx.unexp = nullptr;
+    rx.attached = false;
     WEFT_KIT_LIST_FOREACH(it, &ep->posted) {
         gal_op *op = gal_op_of(it);
         if (weft_kit_tag_matches(tag, op->tag, op->ignore)) {
@@ -159,14 +160,11 @@ void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n) {
         rx.active = rx.arrived < rx.length;
         return;
     }
-    bool attached;
-    {
-        std::lock_guard<std::mutex> g(ep->lock);
-        attached = rx.unexp->recv != nullptr;
-    }
     /* Once a receive is attached it gets the bytes directly (below), and the buffer stops
-     * growing; until then only this reader writes past u->arrived, so no lock for the copy. */
-    if (!attached) {
+     * growing; until then only this reader writes past u->arrived, so no lock for the copy.
+     * An attachment is for good, so the one seen at the last chunk will do (a chunk that just
+     * missed it is copied both ways, harmlessly). */
+    if (!rx.attached) {
         if (n && rx.arrived + n > rx.unexp->capacity && !unexp_grow(rx, rx.arrived + n))
             return gal_deliver_data(rx, data, n); /* dropped now: the rest goes to the drop path */
         if (n)                                    /* an empty message has no buffer */
@@ -176,6 +174,7 @@ void gal_deliver_data(gal_rx &rx, const uint8_t *data, size_t n) {
     std::lock_guard<std::mutex> g(ep->lock);
     gal_unexp *u = rx.unexp;
     u->arrived = rx.arrived;
+    rx.attached = u->recv != nullptr;
     if (u->recv) { /* a receive matched it while it was arriving: it now gets the bytes */
         recv_copy(u->recv, rx.arrived - n, data, n);
     }
