@@ -359,6 +359,46 @@ TEST_F(Hostile, NodeWithoutTheKeyIsNotTrusted) {
     expect_node_serves(12);
 }
 
+/* The bounds on unexpected-message memory are byte counts with an optional K, M or G, at least
+ * 64K; anything else fails init naming the variable (no silent default, no overflow). */
+TEST_F(Hostile, UnexpectedBoundsRefuseGarbage) {
+    struct Case {
+        const char *value;
+        bool ok;
+    };
+    const Case cases[] = {{"64K", true},
+                          {"2M", true},
+                          {"1g", true},
+                          {"1048576", true},
+                          {"63K", false},
+                          {"0", false},
+                          {"-1M", false},
+                          {"abc", false},
+                          {"64K ", false},
+                          {"1T", false},
+                          {"", true} /* unset: the default */,
+                          {"99999999999999999999", false},
+                          {"18014398509481984G", false}};
+    for (const char *name : {"WEFT_GALAPAGOS_UNEXPECTED_PER_PEER", "WEFT_GALAPAGOS_UNEXPECTED_TOTAL"}) {
+        for (const Case &c : cases) {
+            SCOPED_TRACE(std::string(name) + "='" + c.value + "'");
+            setenv(name, c.value, 1);
+            weft_fabric_t *other = nullptr;
+            char why[256] = "";
+            int rc = ops_->init(&host, &other, why, sizeof why);
+            unsetenv(name);
+            if (c.ok) {
+                EXPECT_EQ(rc, WEFT_PLUGIN_OK) << why;
+            } else {
+                EXPECT_EQ(rc, WEFT_PLUGIN_ERR_INVALID);
+                EXPECT_NE(std::string(why).find(name), std::string::npos) << why;
+            }
+            if (rc == WEFT_PLUGIN_OK) ops_->finalize(other);
+        }
+    }
+    expect_node_serves(13);
+}
+
 struct BadFrame {
     const char *name;
     std::vector<uint64_t> flits; /* sent after a good handshake */
