@@ -282,6 +282,15 @@ inline request *request_lookup(weft_request handle) {
     return p != nullptr ? p->lookup(handle) : nullptr;
 }
 
+// Whether handle is an endpoint's lightweight request (request_pool::done_send_handle): a send
+// that completed when it was posted, with nothing to finish or release.  Its slot and
+// generation bits are 0; the pool check refuses a forged one.
+inline bool request_is_done_send(weft_request handle) {
+    if ((static_cast<uint32_t>(handle) & 0xfffffu) != 0) return false;
+    request_pool *p = g_request_pools[static_cast<uint32_t>(handle) >> 20].load(std::memory_order_acquire);
+    return p != nullptr && p->done_send_handle() == handle;
+}
+
 // Whether handle looks like a request this process made and has since retired.
 inline bool request_retired(weft_request handle) {
     if (handle_kind_bits(handle) != static_cast<uint32_t>(handle_kind::request)) return false;

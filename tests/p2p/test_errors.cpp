@@ -114,6 +114,18 @@ TEST(B_Initialized, Requests) {
     ASSERT_EQ(weft_send(&x, 1, WEFT_INT, 0, 2, WEFT_COMM_WORLD), 0);
     ASSERT_EQ(weft_wait(&reqs[0], WEFT_STATUS_IGNORE), 0);
     EXPECT_EQ(weft_waitall(1, nullptr, WEFT_STATUSES_IGNORE), WEFT_ERR_ARG);
+    // The same beside a send that completed when posted (waitall's shortcut for those).
+    ASSERT_EQ(weft_isend(&x, 1, WEFT_INT, 0, 4, WEFT_COMM_WORLD, &reqs[0]), 0);
+    reqs[1] = 0x4000beef;
+    EXPECT_EQ(weft_waitall(2, reqs, WEFT_STATUSES_IGNORE), WEFT_ERR_REQUEST);
+    EXPECT_NE(reqs[0], WEFT_REQUEST_NULL);
+    ASSERT_EQ(weft_recv(&y, 1, WEFT_INT, 0, 4, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE), 0);
+    EXPECT_EQ(weft_waitall(1, reqs, WEFT_STATUSES_IGNORE), 0);
+    EXPECT_EQ(reqs[0], WEFT_REQUEST_NULL);
+    // Lightweight-looking bits of an endpoint that does not exist are refused.
+    weft_request forged = 0x4ff00000;
+    EXPECT_EQ(weft_waitall(1, &forged, WEFT_STATUSES_IGNORE), WEFT_ERR_REQUEST);
+    EXPECT_EQ(forged, 0x4ff00000);
 }
 
 TEST(B_Initialized, ErrorStrings) {
