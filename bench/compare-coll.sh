@@ -32,6 +32,7 @@ processes and prints, per collective, the median latency per size and Weft / bes
       --only LIST       run only these of weft,mpich,ompi (default all three)
       --quick           -i 200 -w 10 -t 0.05 -M 1M (a smoke run)
       --csv FILE        write every median as CSV to FILE
+      --samples FILE    write every run's value as CSV to FILE: prog,rep,collective,bytes,avg_us
       --timeout S       kill any single run after S seconds (default 900)
       --keep            keep the raw outputs (their folder is printed)
   -h, --help            this text
@@ -58,6 +59,7 @@ tls=
 pin=0
 only=weft,mpich,ompi
 csv_out=
+samples_out=
 run_timeout=900
 keep=0
 build=
@@ -78,6 +80,7 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift 2 ;;
     --quick) iters=200; warmup=10; time_cap=0.05; max_size=1M; shift ;;
     --csv) csv_out=$2; shift 2 ;;
+    --samples) samples_out=$2; shift 2 ;;
     --timeout) run_timeout=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -167,6 +170,9 @@ for rep in $(seq 1 "$reps"); do
     for p in "${progs[@]}"; do run "$p" "$rep"; done
 done
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "$samples_out" ]; then
+    { echo "prog,rep,collective,bytes,avg_us"; cat "$logs/all.csv"; } >"$samples_out" || failed=1
+fi
 for p in "${progs[@]}"; do
     h=$(grep -m1 "^# .*-coll:" "$logs/$p.1" 2>/dev/null | sed 's/^# //')
     [ -n "$h" ] && echo "# $h"

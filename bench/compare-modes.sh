@@ -24,6 +24,12 @@ with the same thread count.
       --cores A,B    rank 0's threads all on core A, rank 1's on core B (default 0,1)
       --quick        10x fewer iterations (a smoke run)
       --csv FILE     write the table as CSV to FILE
+      --samples FILE write every sample as CSV to FILE: mode,threads,rep,msg_per_s
+      --spread       a CPU per thread: thread i of rank r on the (r*T+i)-th CPU of the mask this
+                     script was started with (weft-msgrate/raw-ucx-msgrate -P; the Figure 3
+                     setup on a machine with 2T cores) instead of --cores
+      --mpi          also mpich-msgrate and ompi-msgrate (the same loop on MPICH and Open MPI,
+                     one thread, pinned like the others) at T=1
       --timeout S    kill any single run after S seconds (default 120)
       --keep         keep the raw logs (their folder is printed)
       --instructions instead of rates: instructions per message under callgrind (valgrind must
@@ -46,6 +52,9 @@ tls=${UCX_TLS:-shm,self}
 cores=0,1
 quick=0
 csv_out=
+samples_out=
+spread=0
+with_mpi=0
 run_timeout=120
 keep=0
 instructions=0
@@ -61,6 +70,9 @@ while [ $# -gt 0 ]; do
     --cores) cores=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --csv) csv_out=$2; shift 2 ;;
+    --samples) samples_out=$2; shift 2 ;;
+    --spread) spread=1; shift ;;
+    --mpi) with_mpi=1; shift ;;
     --timeout) run_timeout=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --instructions) instructions=1; shift ;;
@@ -102,6 +114,20 @@ raw=$build/bin/raw-ucx-msgrate
 for f in "$weftrun" "$msgrate" "$raw"; do
     [ -x "$f" ] || die "$f not found or not executable (build it, or pass the build dir)"
 done
+if [ $with_mpi = 1 ]; then
+    [ -x "$build/bin/mpich-msgrate" ] && command -v mpiexec.mpich >/dev/null ||
+        die "--mpi: $build/bin/mpich-msgrate or mpiexec.mpich missing (apt-get install mpich libmpich-dev, rebuild)"
+    [ -x "$build/bin/ompi-msgrate" ] && command -v mpirun.openmpi >/dev/null ||
+        die "--mpi: $build/bin/ompi-msgrate or mpirun.openmpi missing (apt-get install openmpi-bin libopenmpi-dev, rebuild)"
+fi
+# CPUs and pinning: --cores A,B (taskset A,B, -p: rank r on the r-th) or --spread (the inherited
+# mask, -P: a CPU per thread).
+cpuset=$core0,$core1
+pin_flag=-p
+if [ $spread = 1 ]; then
+    cpuset=$(taskset -pc $$ | sed 's/.*: *//')
+    pin_flag=-P
+fi
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/weft-compare-modes.XXXXXX") || die "mktemp failed"
 cleanup() { if [ $keep = 1 ]; then echo "raw logs kept in $logs"; else rm -rf "$logs"; fi; }
@@ -179,10 +205,20 @@ run() {
     local name=$1 t=$2 log=$3; shift 3
     local csv=$log.csv rc=0 v
     rm -f "$csv"
-    RAW_UCX_DIR=$log.addr WEFT_FABRIC=ucx UCX_TLS=$tls timeout "$run_timeout" \
-        taskset -c "$core0,$core1" "$weftrun" -n 2 "$@" -t "$t" -i "$iters" \
-        -w $((iters / 100 + 1)) -p -c "$csv" >"$log" 2>&1 || rc=$?
-    v=$(awk -F, 'NR == 2 { print $8 }' "$csv" 2>/dev/null)
+    case $name in
+    mpich) UCX_TLS=$tls timeout "$run_timeout" taskset -c "$cpuset" mpiexec.mpich -launcher fork -n 2 \
+        "$@" -i "$iters" -w $((iters / 100 + 1)) -p >"$log" 2>&1 || rc=$? ;;
+    ompi) timeout "$run_timeout" taskset -c "$cpuset" "${ompi_launch[@]}" \
+        "$@" -i "$iters" -w $((iters / 100 + 1)) -p >"$log" 2>&1 || rc=$? ;;
+    *) RAW_UCX_DIR=$log.addr WEFT_FABRIC=ucx UCX_TLS=$tls timeout "$run_timeout" \
+        taskset -c "$cpuset" "$weftrun" -n 2 "$@" -t "$t" -i "$iters" \
+        -w $((iters / 100 + 1)) "$pin_flag" -c "$csv" >"$log" 2>&1 || rc=$? ;;
+    esac
+    # mpi-msgrate prints "mpi <size> B window <W>: <rate> msg/s (...)"; the others write CSV.
+    case $name in
+    mpich | ompi) v=$(awk '$1 == "mpi" && $7 == "msg/s" { print $6 }' "$log") ;;
+    *) v=$(awk -F, 'NR == 2 { print $8 }' "$csv" 2>/dev/null) ;;
+    esac
     if [ $rc != 0 ] || [ -z "$v" ]; then
         echo "  $name T=$t failed (rc $rc); log:" >&2
         sed 's/^/    /' "$log" | tail -n 15 >&2
@@ -196,14 +232,31 @@ median() {
     printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.0f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.3f\n", a / b }'; }
-modes() { if [ "$1" = 1 ]; then echo "raw-ucx single global vci stream"; else echo "raw-ucx global vci stream"; fi; }
+modes() {
+    if [ "$1" != 1 ]; then echo "raw-ucx global vci stream"
+    elif [ $with_mpi = 1 ]; then echo "raw-ucx single global vci stream mpich ompi"
+    else echo "raw-ucx single global vci stream"; fi
+}
+# Open MPI: its own binding off (-p pins, as in the others); root needs --allow-run-as-root.
+ompi_launch=(mpirun.openmpi -n 2 --bind-to none)
+[ "$(id -u)" = 0 ] && ompi_launch+=(--allow-run-as-root)
 
 echo "# weft-msgrate modes vs raw UCP: UCX_TLS=$tls, WEFT_FABRIC=ucx, 8 B, window 64 + ack, $iters windows/thread, $reps repetition(s), medians"
 echo "# $(ucx_info -v 2>/dev/null | head -n1 | sed 's/^# *//') ; build dir $build"
-echo "# pinning: all threads of rank 0 on core $core0, all threads of rank 1 on core $core1 ($(nproc) CPUs online)"
-for t in "${threads[@]}"; do
-    [ "$t" -gt 1 ] && echo "# T=$t: $((2 * t)) busy-polling threads on these 2 cores (each ${t}x oversubscribed): T=$t rates measure time-slicing as much as the library"
-done
+if [ $spread = 1 ]; then
+    ncpu=$(taskset -c "$cpuset" nproc)
+    echo "# pinning: a CPU per thread, thread i of rank r on the (r*T+i)-th of CPUs $cpuset ($ncpu)"
+    for t in "${threads[@]}"; do
+        [ $((2 * t)) -gt "$ncpu" ] && echo "# T=$t: $((2 * t)) busy-polling threads on $ncpu CPUs: oversubscribed, T=$t rates measure time-slicing as much as the library"
+    done
+else
+    echo "# pinning: all threads of rank 0 on core $core0, all threads of rank 1 on core $core1 ($(nproc) CPUs online)"
+    for t in "${threads[@]}"; do
+        [ "$t" -gt 1 ] && echo "# T=$t: $((2 * t)) busy-polling threads on these 2 cores (each ${t}x oversubscribed): T=$t rates measure time-slicing as much as the library"
+    done
+fi
+[ $with_mpi = 1 ] && echo "# mpich, ompi: mpi-msgrate.c (the same loop, one thread) on $(mpichversion 2>/dev/null | awk '/Version:/ { print "MPICH", $NF }') and Open MPI $(ompi_info --version 2>/dev/null | awk '/Open MPI/ { print $NF; exit }'), T=1 only"
+[ -n "$samples_out" ] && { echo "mode,threads,rep,msg_per_s" >"$samples_out" || die "cannot write $samples_out"; }
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (other load skews every mode)"
 declare -A samples
 failed=0
@@ -212,9 +265,14 @@ for rep in $(seq 1 "$reps"); do
     for t in "${threads[@]}"; do
         for m in $(modes "$t"); do
             log=$logs/$m.$t.$rep
-            if [ "$m" = raw-ucx ]; then v=$(run "$m" "$t" "$log" "$raw")
-            else v=$(run "$m" "$t" "$log" "$msgrate" -m "$m"); fi
-            if [ -n "$v" ]; then samples[$m.$t]="${samples[$m.$t]-} $v"; line+=" $m/T$t=$v"
+            case $m in
+            raw-ucx) v=$(run "$m" "$t" "$log" "$raw") ;;
+            mpich | ompi) v=$(run "$m" "$t" "$log" "$build/bin/$m-msgrate") ;;
+            *) v=$(run "$m" "$t" "$log" "$msgrate" -m "$m") ;;
+            esac
+            if [ -n "$v" ]; then
+                samples[$m.$t]="${samples[$m.$t]-} $v"; line+=" $m/T$t=$v"
+                [ -n "$samples_out" ] && echo "$m,$t,$rep,$v" >>"$samples_out"
             else failed=1; fi
         done
     done

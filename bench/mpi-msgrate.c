@@ -4,10 +4,16 @@
  * MPI_Irecv, MPI_Waitall on MPI_COMM_WORLD, libweft-mpi) and on Weft's native API (weft_isend,
  * weft_irecv, weft_waitall, libweft), so that the two differ by the front end alone.
  *
- *   weftrun -n 2 weft-mpi-msgrate [-s SIZE] [-W WINDOW] [-i ITERS] [-w WARMUP]
+ *   weftrun -n 2 weft-mpi-msgrate [-s SIZE] [-W WINDOW] [-i ITERS] [-w WARMUP] [-p]
+ *
+ * The same file, built by mpicc.mpich / mpicc.openmpi, is mpich-msgrate / ompi-msgrate: the
+ * loop on MPICH and Open MPI (bench/compare-modes.sh --mpi).  -p pins rank r to the r-th CPU of
+ * the inherited mask, as the other benchmarks do.
  *
  * Prints "<api> <size> B window <W>: <rate> msg/s".  BENCH_CG=window|loop toggles callgrind
  * around each window / the timed loop, as weft-msgrate does (bench_callgrind.h, README.md). */
+#include "bench_util.h" /* first: it sets _GNU_SOURCE, which -std=c11 needs for getopt and usleep */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +49,11 @@ typedef MPI_Request req_t;
 #define RECV(b, n, from, tag) MPI_Recv(b, n, MPI_BYTE, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
 #define WAITALL(n, r) MPI_Waitall((int)(n), r, MPI_STATUSES_IGNORE)
 #define BARRIER() MPI_Barrier(MPI_COMM_WORLD)
+#if defined(MPICH) && defined(__GNUC__) && !defined(__clang__)
+/* MPICH's access attributes make GCC 12 read MPI_STATUSES_IGNORE ((MPI_Status *)1) as a
+ * zero-sized array it would write to: a false -Wstringop-overflow. */
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
 #endif
 
 #define CHECK(call)                                                                \
@@ -57,20 +68,22 @@ typedef MPI_Request req_t;
 int main(int argc, char **argv) {
     long size = 8, window = 64, iters = 10000, warmup = 100;
     CHECK(INIT(&argc, &argv));
-    int opt;
-    while ((opt = getopt(argc, argv, "s:W:i:w:")) != -1) {
+    int opt, pin = 0;
+    while ((opt = getopt(argc, argv, "s:W:i:w:p")) != -1) {
         switch (opt) {
             case 's': size = atol(optarg); break;
             case 'W': window = atol(optarg); break;
             case 'i': iters = atol(optarg); break;
             case 'w': warmup = atol(optarg); break;
+            case 'p': pin = 1; break;
             default:
-                fprintf(stderr, "usage: weftrun -n 2 %s [-s SIZE] [-W WINDOW] [-i ITERS] [-w WARMUP]\n", argv[0]);
+                fprintf(stderr, "usage: weftrun -n 2 %s [-s SIZE] [-W WINDOW] [-i ITERS] [-w WARMUP] [-p]\n", argv[0]);
                 return 2;
         }
     }
     int rank;
     CHECK(RANK(&rank));
+    if (pin) bench_pin(rank);
     char *buf = malloc((size_t)(size ? size : 1) * (size_t)window), ack[4] = {0};
     req_t *reqs = malloc(sizeof(req_t) * (size_t)window);
     memset(buf, rank, (size_t)(size ? size : 1) * (size_t)window);

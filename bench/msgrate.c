@@ -7,7 +7,7 @@
  * time measured on rank 0 between two barriers that span every thread of both ranks.
  *
  *   weftrun -n 2 weft-msgrate [-s SIZE] [-W WINDOW] [-i ITERS] [-w WARMUP] [-c FILE] [--csv]
- *                             [-p] [-t THREADS] [-m single|global|vci|stream]
+ *                             [-p | -P] [-t THREADS] [-m single|global|vci|stream]
  *
  * This is a benchmark program, not a test: it prints numbers and does not judge them. */
 #include "bench_common.h"
@@ -40,6 +40,8 @@ static void usage(FILE *f, const char *prog) {
             "      --csv           print CSV on stdout instead of the text report\n"
             "  -p, --pin           pin rank r (all of its threads) to the r-th CPU of the inherited\n"
             "                      affinity mask (default: keep the mask the launcher/taskset gave)\n"
+            "  -P, --pin-threads   pin thread i of rank r to the (r*T+i)-th CPU of the inherited mask\n"
+            "                      (a core per thread when the mask has 2T CPUs)\n"
             "  -t, --threads N     communicating threads per rank (default 1)\n"
             "  -m, --mode MODE     how threads reach the network (default single):\n"
             "                      single: weft_init (THREAD_SINGLE), WEFT_COMM_WORLD; -t 1 only\n"
@@ -119,6 +121,7 @@ struct thr {
     char *buf;
     weft_request *reqs;
     int bad;
+    int cpu; /* -P: the CPU this thread pins itself to; else -1 */
     pthread_t tid;
 };
 
@@ -148,6 +151,7 @@ static void *run_pair(void *arg) {
     struct shared *sh = t->sh;
     char ack[ACK_BYTES] = {0};
     weft_comm comm = t->comm;
+    if (t->cpu >= 0) bench_pin_cpu("weft-msgrate thread", t->cpu);
     int cg = cg_mode();
     for (int phase = 0; phase < 2; phase++) {
         long n = phase == 0 ? sh->warmup : sh->iters;
@@ -207,7 +211,7 @@ int main(int argc, char **argv) {
     long window = 64, iters = 10000, warmup = 100, threads = 1;
     const char *mode = "single";
     const char *csv_path = NULL;
-    int csv_stdout = 0, pin = 0;
+    int csv_stdout = 0, pin = 0, pin_threads = 0;
 
     /* Thread level and endpoint configuration come before weft_init. */
     prescan(argc, argv, &threads, &mode);
@@ -239,13 +243,14 @@ int main(int argc, char **argv) {
                                              {"csv-file", required_argument, NULL, 'c'},
                                              {"csv", no_argument, NULL, 'C'},
                                              {"pin", no_argument, NULL, 'p'},
+                                             {"pin-threads", no_argument, NULL, 'P'},
                                              {"threads", required_argument, NULL, 't'},
                                              {"mode", required_argument, NULL, 'm'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int opt, bad = 0;
     opterr = rank == 0; /* only rank 0 complains about bad options */
-    while ((opt = getopt_long(argc, argv, "s:W:i:w:c:pt:m:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "s:W:i:w:c:pPt:m:h", longopts, NULL)) != -1) {
         switch (opt) {
             case 's': bad |= bench_parse_size(optarg, &msg_size); break;
             case 'W': bad |= bench_parse_long(optarg, 1, &window); break;
@@ -254,6 +259,7 @@ int main(int argc, char **argv) {
             case 'c': csv_path = optarg; break;
             case 'C': csv_stdout = 1; break;
             case 'p': pin = 1; break;
+            case 'P': pin_threads = 1; break;
             case 't': bad |= bench_parse_long(optarg, 1, &threads); break;
             case 'm':
                 mode = optarg;
@@ -297,7 +303,18 @@ int main(int argc, char **argv) {
     /* Pinning the main thread before the others start: they inherit its one-CPU mask, so all
      * threads of rank r share the r-th CPU. */
     int cpu = -1;
-    if (pin) cpu = bench_pin(rank);
+    int *thread_cpus = calloc((size_t)threads, sizeof *thread_cpus);
+    if (!thread_cpus) {
+        fprintf(stderr, "rank %d: out of memory\n", rank);
+        weft_abort(WEFT_COMM_WORLD, 1);
+        return 1;
+    }
+    for (long i = 0; i < threads; i++) thread_cpus[i] = -1;
+    if (pin_threads) {
+        bench_thread_cpus(rank, threads, thread_cpus);
+        cpu = thread_cpus[0];
+    } else if (pin)
+        cpu = bench_pin(rank);
 
     FILE *csv = NULL;
     if (rank == 0 && csv_path) {
@@ -329,6 +346,7 @@ int main(int argc, char **argv) {
         struct thr *t = &thr[i];
         t->sh = &sh;
         t->idx = (int)i;
+        t->cpu = thread_cpus[i];
         t->stream = WEFT_STREAM_NULL;
         t->comm = WEFT_COMM_WORLD;
         if (mode_id == MODE_GLOBAL || mode_id == MODE_VCI) {
@@ -396,7 +414,11 @@ int main(int argc, char **argv) {
                 printf("# thread level %d, WEFT_THREAD_CS=%s WEFT_NUM_VCIS=%s\n", provided, cs ? cs : "(unset)",
                        nv ? nv : "(unset)");
             }
-            if (pin) printf("# pinned: rank 0 -> CPU %d, rank 1 -> CPU %d (all threads of a rank)\n", cpus[0], cpus[1]);
+            if (pin_threads)
+                printf("# pinned per thread: thread i of rank r on CPU r*%ld+i of the mask (thread 0: %d and %d)\n",
+                       threads, cpus[0], cpus[1]);
+            else if (pin)
+                printf("# pinned: rank 0 -> CPU %d, rank 1 -> CPU %d (all threads of a rank)\n", cpus[0], cpus[1]);
             printf("messages: %.0f  seconds: %.6f\n", msgs, elapsed);
             printf("message rate: %.0f msg/s  (%.3f Mmsg/s, %.2f MB/s)\n", rate, rate / 1e6, mbps);
         }
@@ -416,6 +438,7 @@ int main(int argc, char **argv) {
         free(thr[i].reqs);
     }
     free(thr);
+    free(thread_cpus);
     pthread_barrier_destroy(&sh.bar);
     BENCH_CHECK(weft_finalize());
     return bad_data ? 1 : 0;

@@ -81,6 +81,7 @@ static void usage(FILE *f, const char *prog) {
             "                      $RAW_UCX_DIR, else /tmp/raw-ucx-msgrate.<uid>.<weftrun pid>);\n"
             "                      this user's, mode 0700 (others are refused)\n"
             "  -p, --pin           pin rank r (all its threads) to the r-th CPU of the inherited mask\n"
+            "  -P, --pin-threads   pin thread i of rank r to the (r*T+i)-th CPU of the inherited mask\n"
             "  -c, --csv-file FILE also write the result as CSV to FILE\n"
             "      --csv           print CSV on stdout instead of the text report\n"
             "  -h, --help          this text\n"
@@ -107,6 +108,7 @@ struct thr {
     size_t addr_len;
     char *buf;
     int bad;
+    int cpu; /* -P: the CPU this thread pins itself to; else -1 */
     pthread_t tid;
 };
 
@@ -179,6 +181,7 @@ static void *run_pair(void *arg) {
     struct shared *sh = t->sh;
     char ack[ACK_BYTES] = {0};
     int cg = cg_mode();
+    if (t->cpu >= 0) bench_pin_cpu("raw-ucx-msgrate thread", t->cpu);
     for (int phase = 0; phase < 2; phase++) {
         long n = phase == 0 ? sh->warmup : sh->iters;
         int cg_win = phase == 1 && cg == CG_WINDOW;
@@ -261,7 +264,7 @@ int main(int argc, char **argv) {
     size_t msg_size = 8;
     long window = 64, iters = 10000, warmup = 100, threads = 1;
     const char *dir = getenv("RAW_UCX_DIR"), *csv_path = NULL;
-    int csv_stdout = 0, pin = 0;
+    int csv_stdout = 0, pin = 0, pin_threads = 0;
     const char *rs = getenv("WEFT_RANK"), *ss = getenv("WEFT_SIZE");
     g_rank = rs ? atoi(rs) : -1;
 
@@ -272,6 +275,7 @@ int main(int argc, char **argv) {
                                              {"threads", required_argument, NULL, 't'},
                                              {"dir", required_argument, NULL, 'd'},
                                              {"pin", no_argument, NULL, 'p'},
+                                             {"pin-threads", no_argument, NULL, 'P'},
                                              {"csv-file", required_argument, NULL, 'c'},
                                              {"csv", no_argument, NULL, 'C'},
                                              {"help", no_argument, NULL, 'h'},
@@ -279,7 +283,7 @@ int main(int argc, char **argv) {
     int opt, bad = 0;
     long sz = 8;
     opterr = g_rank <= 0;
-    while ((opt = getopt_long(argc, argv, "s:W:i:w:t:d:pc:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "s:W:i:w:t:d:pPc:h", longopts, NULL)) != -1) {
         switch (opt) {
             case 's':
                 bad |= bench_parse_long(optarg, 0, &sz);
@@ -291,6 +295,7 @@ int main(int argc, char **argv) {
             case 't': bad |= bench_parse_long(optarg, 1, &threads); break;
             case 'd': dir = optarg; break;
             case 'p': pin = 1; break;
+            case 'P': pin_threads = 1; break;
             case 'c': csv_path = optarg; break;
             case 'C': csv_stdout = 1; break;
             case 'h':
@@ -324,7 +329,14 @@ int main(int argc, char **argv) {
             (unsigned)(st.st_mode & 0777));
 
     int cpu = -1;
-    if (pin) cpu = bench_pin(rank); /* as weft-msgrate: says why and runs on unpinned when it fails */
+    int *thread_cpus = calloc((size_t)threads, sizeof *thread_cpus);
+    if (!thread_cpus) DIE("out of memory");
+    for (long i = 0; i < threads; i++) thread_cpus[i] = -1;
+    if (pin_threads) { /* as weft-msgrate -P: each thread pins itself when it starts */
+        bench_thread_cpus(rank, threads, thread_cpus);
+        cpu = thread_cpus[0];
+    } else if (pin)
+        cpu = bench_pin(rank); /* as weft-msgrate: says why and runs on unpinned when it fails */
 
     ucp_params_t cp = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
                        .features = UCP_FEATURE_TAG,
@@ -350,6 +362,7 @@ int main(int argc, char **argv) {
         struct thr *t = &thr[i];
         t->sh = &sh;
         t->idx = (int)i;
+        t->cpu = thread_cpus[i];
         ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
                                   .thread_mode = UCS_THREAD_MODE_SINGLE};
         UCS_CHECK(ucp_worker_create(ctx, &wp, &t->worker));
@@ -417,7 +430,11 @@ int main(int argc, char **argv) {
                 "# raw-ucx-msgrate: UCX %s, UCX_TLS=%s, %zu-byte messages, window %ld, %ld "
                 "iterations, %ld thread(s), one worker per thread\n",
                 ucp_get_version_string(), tls ? tls : "(unset)", msg_size, window, iters, threads);
-            if (pin) printf("# pinned: rank %d -> CPU %d (all threads)\n", rank, cpu);
+            if (pin_threads)
+                printf("# pinned per thread: thread i of rank r on CPU r*%ld+i of the mask (rank 0 thread 0: %d)\n",
+                       threads, cpu);
+            else if (pin)
+                printf("# pinned: rank %d -> CPU %d (all threads)\n", rank, cpu);
             printf("messages: %.0f  seconds: %.6f\n", msgs, elapsed);
             printf("message rate: %.0f msg/s  (%.3f Mmsg/s, %.2f MB/s)\n", rate, rate / 1e6, mbps);
         }
@@ -445,6 +462,7 @@ int main(int argc, char **argv) {
         free(t->buf);
     }
     free(thr);
+    free(thread_cpus);
     ucp_cleanup(ctx);
     pthread_barrier_destroy(&sh.bar);
     return bad_data ? 1 : 0;

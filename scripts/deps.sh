@@ -16,6 +16,7 @@ packages=(
   libmpich-dev libopenmpi-dev               # mpi.h for bench/mpich-coll and bench/ompi-coll
   slurmctld slurmd slurm-client munge       # the single-node Slurm cluster of tests/launch
   procps                                    # pgrep in weftrun's job-control tests (tests/bootstrap)
+  python3-matplotlib                        # bench/report.sh: the plots of docs/performance.md
 )
 missing=()
 for p in "${packages[@]}"; do
