@@ -286,7 +286,7 @@ inline request *request_lookup(weft_request handle) {
 // that completed when it was posted, with nothing to finish or release.  Its slot and
 // generation bits are 0; the pool check refuses a forged one.
 inline bool request_is_done_send(weft_request handle) {
-    if ((static_cast<uint32_t>(handle) & 0xfffffu) != 0) return false;
+    if ((static_cast<uint32_t>(handle) & (request_slot_mask | request_generation_mask)) != 0) return false;
     request_pool *p = g_request_pools[static_cast<uint32_t>(handle) >> 20].load(std::memory_order_acquire);
     return p != nullptr && p->done_send_handle() == handle;
 }
