@@ -270,7 +270,8 @@ WEFT_API int weft_get_runtime_info(weft_info *info);
 /* Weft extension: a new info object with this process's counters since weft_init, as decimal
  * strings: "dropped_am_packets" (active messages dropped as malformed), "refused_liveness_
  * connections" (connections to the peer-failure monitor without the job's token),
- * "failed_processes" (processes known dead), and, where the fabric counts them,
+ * "failed_processes" (processes known dead), "shm_collectives" (blocking collectives that ran
+ * through the shared memory of a communicator on one node), and, where the fabric counts them,
  * "dropped_fabric_packets" and "refused_fabric_connections".  Free it with weft_info_free. */
 WEFT_API int weft_get_stats(weft_info *info);
 

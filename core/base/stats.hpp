@@ -1,5 +1,6 @@
-// Process-wide counters of hostile or malformed input that was dropped, for weft_get_stats.
-// Incremented only on the paths that drop something, never on the hot path.
+// Process-wide counters for weft_get_stats: hostile or malformed input that was dropped
+// (incremented only on the paths that drop something), and collectives that ran through a
+// node's shared memory (once per blocking collective, never on the point-to-point path).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -9,6 +10,7 @@ namespace weft {
 struct stats_counters {
     std::atomic<uint64_t> am_dropped{0};        // active messages dropped as malformed
     std::atomic<uint64_t> liveness_refused{0};  // liveness connections without a valid hello
+    std::atomic<uint64_t> shm_collectives{0};   // collectives run through coll_shm (coll/coll_shm.hpp)
 };
 extern stats_counters g_stats;
 

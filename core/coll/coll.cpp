@@ -11,7 +11,9 @@
 #include "coll/coll_check.hpp"
 #include "coll/coll_more.hpp"
 #include "coll/coll_registry.hpp"
+#include "coll/coll_shm.hpp"
 #include "base/error.hpp"
+#include "base/stats.hpp"
 #include "transport/runtime.hpp"
 #include "comm/errhandler.hpp"
 #include "comm/stream.hpp"
@@ -153,7 +155,14 @@ int launch(call &x) {
     if (use.conflict()) return conflict(x);
     if (x.persistent) return coll_persistent_launch(x);  // tags are taken at each start
     s.tag = coll_next_tag(c);
-    if (!x.nonblocking) return coll_sched_run(s);
+    if (!x.nonblocking) {
+        if (x.through_shm) {
+            ++c.coll_shm_state.seg->seq;
+            g_stats.shm_collectives.fetch_add(1,
+                                              std::memory_order_relaxed);  // threads may run collectives on other comms
+        }
+        return coll_sched_run(s);
+    }
     vci &v = *s.endpoint;
     v.enter();
     request *r = v.requests.alloc(x.req);
@@ -177,12 +186,33 @@ int launch(call &x) {
     return WEFT_SUCCESS;
 }
 
+// The collectives that may run through the communicator's shared-memory segment.
+bool shm_kind(coll_kind k) {
+    switch (k) {
+        case coll_kind::barrier:
+        case coll_kind::bcast:
+        case coll_kind::reduce:
+        case coll_kind::allreduce:
+        case coll_kind::allgather:
+        case coll_kind::alltoall: return true;
+        default: return false;
+    }
+}
+
 // Builds the algorithm the registry picks (forced by WEFT_COLL_<NAME>, else by shape); fails on
-// an unknown name in the variable.
-int build(call &x, coll_kind k, const coll_shape &shape, const coll_args &a) {
+// an unknown name in the variable.  The first blocking call of a shm_kind on a communicator
+// sets up its segment (every member makes that call, so they decide alike).
+int build(call &x, coll_kind k, coll_shape shape, const coll_args &a) {
     int rc;
+    if (!x.nonblocking && shm_kind(k)) {
+        coll_shm *seg;
+        if ((rc = coll_shm_get(*x.c, x.fn, seg))) return rc;
+        shape.shm = seg != nullptr;
+    }
     const coll_algorithm *alg = coll_select(k, shape, x.fn, rc);
-    return alg != nullptr ? alg->build(*x.s, a) : rc;
+    if (alg == nullptr) return rc;
+    x.through_shm = alg->through_shm;
+    return alg->build(*x.s, a);
 }
 
 coll_shape shape_of(const call &x, size_t bytes, size_t count = 0, bool dense = true) {

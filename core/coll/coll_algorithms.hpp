@@ -12,6 +12,16 @@ namespace weft {
 
 int coll_barrier_dissemination(coll_sched &s, const coll_args &a);
 
+// Through the communicator's shared-memory segment (coll_alg_shm.cpp; coll_shape::shm): the
+// message (bcast, reduce, allreduce), own block (allgather) or all own blocks (alltoall) fit a
+// slot of coll_shm::slot_bytes.
+int coll_barrier_shm(coll_sched &s, const coll_args &a);
+int coll_bcast_shm(coll_sched &s, const coll_args &a);
+int coll_reduce_shm(coll_sched &s, const coll_args &a);
+int coll_allreduce_shm(coll_sched &s, const coll_args &a);
+int coll_allgather_shm(coll_sched &s, const coll_args &a);
+int coll_alltoall_shm(coll_sched &s, const coll_args &a);
+
 // out: the buffer (a.bytes), read at root and written elsewhere.
 int coll_bcast_binomial(coll_sched &s, const coll_args &a);
 int coll_bcast_scatter_allgather(coll_sched &s, const coll_args &a);

@@ -57,6 +57,7 @@ struct call {
     std::vector<coll_step> unpacks;       // appended as the last round
     std::vector<coll_input_read> inputs;  // persistent: what each start reads first
     coll_check_record check;              // what WEFT_COLL_CHECK compares (see expect)
+    bool through_shm = false;             // built on the shared-memory segment: counted when it runs
 };
 
 int do_barrier(call &x, weft_comm comm);

@@ -24,6 +24,10 @@ bool dense(const coll_shape &s) { return s.dense; }
 bool commutative(const coll_shape &s) { return s.commutative; }
 // Allreduce algorithms that reorder operands and split the vector among the processes.
 bool reorders(const coll_shape &s) { return s.commutative && s.count >= static_cast<size_t>(s.procs); }
+// The shared-memory rows: where the segment serves and the data fits a slot.
+bool shm_fits(const coll_shape &s) { return s.shm && s.bytes <= shm_bytes; }
+bool shm_fits_all(const coll_shape &s) { return s.shm && s.bytes * static_cast<size_t>(s.procs) <= shm_bytes; }
+bool shm_fits_dense(const coll_shape &s) { return s.dense && shm_fits(s); }
 size_t pof2_at_most(int n) {
     int p = 1;
     while (p * 2 <= n) p *= 2;
@@ -32,17 +36,28 @@ size_t pof2_at_most(int n) {
 
 // The registry.  `when` says the two predicates in words; keep it in step with them.
 constexpr coll_algorithm rows[] = {
-    {K::barrier, "dissemination", coll_barrier_dissemination, always, nullptr, "always (the only one)"},
+    {K::barrier, "shm", coll_barrier_shm, shm_fits, shm_fits,
+     "auto on one node (blocking calls); needs all processes on one node and a blocking call", true},
+    {K::barrier, "dissemination", coll_barrier_dissemination, always, nullptr, "auto otherwise"},
 
+    // Rooted calls through the segment hold the root back until everyone finished the previous
+    // call; through messages it runs ahead, which measured faster (bench/README.md).
+    {K::bcast, "shm", coll_bcast_shm, nullptr, shm_fits,
+     "forced only; needs all processes on one node, a blocking call and at most 8 KiB", true},
     {K::bcast, "binomial", coll_bcast_binomial,
      [](const coll_shape &s) { return s.bytes < bcast_large || s.procs < bcast_large_procs; }, nullptr,
      "auto below 16 KiB or with fewer than 3 processes"},
     {K::bcast, "scatter_allgather", coll_bcast_scatter_allgather, always, nullptr,
      "auto from 16 KiB with 3 processes or more"},
 
-    {K::reduce, "binomial", coll_reduce_binomial, always, nullptr, "auto, at every size"},
+    {K::reduce, "shm", coll_reduce_shm, nullptr, shm_fits,
+     "forced only; needs all processes on one node, a blocking call and at most 8 KiB", true},
+    {K::reduce, "binomial", coll_reduce_binomial, always, nullptr, "auto otherwise, at every size"},
     {K::reduce, "linear", coll_reduce_linear, nullptr, nullptr, "forced only"},
 
+    {K::allreduce, "shm", coll_allreduce_shm,
+     [](const coll_shape &s) { return shm_fits(s) && s.bytes <= shm_allreduce; }, shm_fits,
+     "auto up to 4 KiB on one node; needs all processes on one node, a blocking call and at most 8 KiB", true},
     {K::allreduce, "recursive_doubling", coll_allreduce_recursive_doubling,
      [](const coll_shape &s) { return s.bytes <= allreduce_large || s.count < pof2_at_most(s.procs); }, nullptr,
      "auto up to 8 KiB or with fewer elements than the largest power of 2 <= processes; runs instead of the "
@@ -64,6 +79,10 @@ constexpr coll_algorithm rows[] = {
      "auto for blocks from 64 KiB; runs instead of binomial for other block layouts"},
     {K::scatterv, "linear", coll_scatter_linear, always, nullptr, "always (the only one)"},
 
+    {K::allgather, "shm", coll_allgather_shm, shm_fits_dense, shm_fits_dense,
+     "auto for blocks up to 8 KiB on one node; needs all processes on one node, a blocking call, uniform "
+     "densely packed blocks and at most 8 KiB each",
+     true},
     {K::allgather, "ring", coll_allgather_ring,
      [](const coll_shape &s) { return s.bytes * static_cast<size_t>(s.procs) >= allgather_large; }, nullptr,
      "auto from 80 KiB in all (block x processes); runs instead of bruck for other block layouts"},
@@ -71,6 +90,10 @@ constexpr coll_algorithm rows[] = {
      "auto below 80 KiB in all; needs uniform, densely packed blocks"},
     {K::allgatherv, "ring", coll_allgather_ring, always, nullptr, "always (the only one)"},
 
+    {K::alltoall, "shm", coll_alltoall_shm, shm_fits_all, shm_fits_all,
+     "auto up to 8 KiB in all (block x processes) on one node; needs all processes on one node, a blocking "
+     "call and at most 8 KiB in all",
+     true},
     {K::alltoall, "pairwise", coll_alltoall_pairwise, [](const coll_shape &s) { return s.bytes >= alltoall_large; },
      nullptr, "auto for blocks from 32 KiB"},
     {K::alltoall, "linear", coll_alltoall_linear, always, nullptr, "auto for blocks below 32 KiB"},
@@ -142,14 +165,14 @@ constexpr std::array<range, nkinds> index = [] {
 }();
 
 // What coll_choose relies on: rows grouped by collective in coll_kind order, and in each
-// collective a row that auto always takes and a row that runs on any shape.
+// collective a row that auto always takes and a message row that runs on any shape.
 constexpr bool well_formed() {
     if (index[nkinds - 1].end != std::size(rows)) return false;
     for (const range &r : index) {
         bool ends_auto = false, runs_always = false;
         for (size_t i = r.first; i < r.end; ++i) {
             ends_auto |= rows[i].chosen == always;
-            runs_always |= rows[i].needs == nullptr;
+            runs_always |= rows[i].needs == nullptr && !rows[i].through_shm;
         }
         if (!ends_auto || !runs_always) return false;
     }
@@ -192,9 +215,11 @@ const coll_algorithm &coll_choose(coll_kind k, const coll_shape &s, const coll_a
         a = first;
         while (a->chosen == nullptr || !a->chosen(s)) ++a;
     }
+    // What runs instead of a row that cannot serve: the first message algorithm that can
+    // (the shared-memory rows serve only where chosen or forced).
     if (a->needs != nullptr && !a->needs(s)) {
         a = first;
-        while (a->needs != nullptr && !a->needs(s)) ++a;
+        while (a->through_shm || (a->needs != nullptr && !a->needs(s))) ++a;
     }
     return *a;
 }

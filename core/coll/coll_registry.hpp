@@ -42,6 +42,12 @@ inline constexpr size_t allgather_large = 81920;     // allgather: ring from her
 inline constexpr size_t alltoall_large = 32768;      // alltoall: pairwise from here (block)
 inline constexpr size_t reduce_scatter_large = 512;  // reduce_scatter_block: ring from here (block)
 
+// Through shared memory up to these (with coll_shape::shm): bcast, reduce, allreduce: the
+// message; allgather: the block; alltoall: block x processes (the slot's size).  Allreduce
+// chooses it up to shm_allreduce: at 8 KiB recursive doubling was as fast (bench/README.md).
+inline constexpr size_t shm_bytes = 8192;
+inline constexpr size_t shm_allreduce = 4096;
+
 // reduce_scatter: pairwise from here (the whole vector; MPICH's REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE)
 inline constexpr size_t reduce_scatter_long = 524288;
 }  // namespace coll_threshold
@@ -55,6 +61,9 @@ struct coll_shape {
     int procs = 1;
     bool commutative = true;  // the bound op's
     bool dense = true;        // uniform, densely packed blocks (gather, scatter, allgather)
+    // The communicator's shared-memory segment can serve this call: a blocking call, every
+    // member on this node (coll_shm.hpp).
+    bool shm = false;
 };
 
 // What an algorithm builds from: the entry point's byte images (see coll_algorithms.hpp).
@@ -81,10 +90,11 @@ struct coll_algorithm {
     coll_kind kind;
     const char *name;  // what WEFT_COLL_<NAME> forces it with
     coll_build_fn build;
-    coll_when_fn chosen;  // auto takes the first row where this holds; nullptr: only when forced
-    coll_when_fn needs;   // nullptr: any shape; else where it fails (forced or not) the
-                          // collective's first row that runs replaces this one
-    const char *when;     // chosen and needs in words (weft_query_collectives)
+    coll_when_fn chosen;       // auto takes the first row where this holds; nullptr: only when forced
+    coll_when_fn needs;        // nullptr: any shape; else where it fails (forced or not) the
+                               // collective's first row that runs replaces this one
+    const char *when;          // chosen and needs in words (weft_query_collectives)
+    bool through_shm = false;  // runs through the communicator's shared-memory segment
 };
 
 // The rows of collective k, in order.

@@ -1,5 +1,6 @@
 #include "coll/coll_sched.hpp"
 
+#include <atomic>
 #include <cstring>
 #include <new>
 
@@ -36,6 +37,8 @@ void coll_sched::reset() {
     op = op_binding{};
     round = 0;
     posted = 0;
+    in_locals = false;
+    local_next = 0;
     started = false;
     aborted = false;
     done.store(false, std::memory_order_relaxed);
@@ -80,8 +83,36 @@ int post(coll_sched &s, const coll_step &st, request &r) {
     return WEFT_SUCCESS;
 }
 
+// Flags live in memory that other processes write: atomic_ref gives the acquire and release
+// orders without a lock (lock-free, so address-free across processes).
+bool flags_reached(const coll_step &st) {
+    const char *flag = static_cast<const char *>(st.src);
+    for (int i = 0; i < st.peer; ++i, flag += 64)
+        if (std::atomic_ref<const uint64_t>(*reinterpret_cast<const uint64_t *>(flag)).load(std::memory_order_acquire) <
+            st.n)
+            return false;
+    return true;
+}
+
+int truncated(int peer, size_t sent, size_t expected) {
+    return fail(WEFT_ERR_TRUNCATE,
+                "collective: rank %d sent %zu bytes where %zu were expected (do all processes pass matching counts, "
+                "datatypes and roots?)",
+                peer, sent, expected);
+}
+
 void run_local(coll_sched &s, const coll_step &st) {
     switch (st.k) {
+        case coll_step::kind::flag_set:
+            std::atomic_ref<uint64_t>(*static_cast<uint64_t *>(st.dst)).store(st.n, std::memory_order_release);
+            break;
+        case coll_step::kind::size_check: {
+            // Ordered by the flag_wait before it, like the slot's data.
+            uint64_t sent =
+                std::atomic_ref<const uint64_t>(*static_cast<const uint64_t *>(st.src)).load(std::memory_order_relaxed);
+            if (sent != st.n) s.error = truncated(st.peer, sent, st.n);
+            break;
+        }
         case coll_step::kind::reduce: op_apply(s.op, st.src, st.dst, st.n); break;
         case coll_step::kind::copy: std::memmove(st.dst, st.src, st.n); break;
         case coll_step::kind::unpack: datatype_unpack(*st.type, st.src, st.n * st.type->size, st.dst, st.n); break;
@@ -97,10 +128,7 @@ void collect(coll_sched &s, size_t first) {
         if (s.error != WEFT_SUCCESS) continue;
         const coll_step &st = s.steps[first + i];
         if (r.fabric_status == WEFT_PLUGIN_ERR_TRUNCATE || (r.op == request::kind::recv && r.msg_bytes != st.n)) {
-            s.error = fail(WEFT_ERR_TRUNCATE,
-                           "collective: rank %d sent %zu bytes where %zu were expected (do all processes pass matching "
-                           "counts, datatypes and roots?)",
-                           st.peer, r.msg_bytes, st.n);
+            s.error = truncated(st.peer, r.msg_bytes, st.n);
         } else if (r.fabric_status != WEFT_PLUGIN_OK) {
             s.error = fail(plugin_error(r.fabric_status), "collective: a %s with rank %d failed (code %d)",
                            st.k == coll_step::kind::send ? "send" : "receive", st.peer, r.fabric_status);
@@ -122,6 +150,26 @@ void orphan_sends(coll_sched &s) {
     s.endpoint->orphans.push_back(std::move(o));
 }
 
+// Runs the current round's local steps from s.local_next; false while a flag_wait holds it.
+// A failed schedule skips them (a flag may never come) but still sets its flags, so that the
+// processes waiting on them go on, to their own error or to the next collective.
+bool run_locals(coll_sched &s, size_t end) {
+    for (; s.local_next < end; ++s.local_next) {
+        const coll_step &st = s.steps[s.local_next];
+        if (is_comm(st)) continue;
+        if (s.error != WEFT_SUCCESS) {
+            if (st.k == coll_step::kind::flag_set) run_local(s, st);
+            continue;
+        }
+        if (st.k == coll_step::kind::flag_wait) {
+            if (!flags_reached(st)) return false;
+            continue;
+        }
+        run_local(s, st);
+    }
+    return true;
+}
+
 // Moves s forward as far as it can without waiting; true when it has finished.
 bool advance(coll_sched &s) {
     while (true) {
@@ -138,10 +186,12 @@ bool advance(coll_sched &s) {
             collect(s, begin);
             if (sends_left) orphan_sends(s);
             // Local steps follow the round's sends and receives.
-            size_t end = s.round_end[s.round];
-            if (s.error == WEFT_SUCCESS)
-                for (size_t i = begin; i < end; ++i)
-                    if (!is_comm(s.steps[i])) run_local(s, s.steps[i]);
+            s.in_locals = true;
+            s.local_next = begin;
+        }
+        if (s.in_locals) {
+            if (!run_locals(s, s.round_end[s.round])) return false;
+            s.in_locals = false;
             ++s.round;
             continue;
         }
@@ -150,8 +200,8 @@ bool advance(coll_sched &s) {
         size_t ncomm = 0;
         while (begin + ncomm < end && is_comm(s.steps[begin + ncomm])) ++ncomm;
         if (ncomm == 0) {
-            for (size_t i = begin; i < end; ++i) run_local(s, s.steps[i]);
-            ++s.round;
+            s.in_locals = true;
+            s.local_next = begin;
             continue;
         }
         if (ncomm > s.reqs_cap) {

@@ -18,12 +18,18 @@
 namespace weft {
 
 struct coll_step {
-    enum class kind : uint8_t { send, recv, reduce, copy, unpack, pack };
+    // flag_set and flag_wait work on 64-bit flags in memory shared with other processes
+    // (coll_shm.hpp): a release store, and a wait for `peer` flags 64 bytes apart to reach a
+    // value (acquire), which leaves the schedule where it is until they do.  size_check
+    // compares the size a process wrote into shared memory with the size expected from it.
+    enum class kind : uint8_t { send, recv, reduce, copy, unpack, pack, flag_set, flag_wait, size_check };
     kind k;
-    int peer = 0;                    // send/recv: rank in the communicator
-    const void *src = nullptr;       // send data; reduce `in`; copy/unpack source
-    void *dst = nullptr;             // recv buffer; reduce `inout`; copy/unpack destination
-    size_t n = 0;                    // send/recv/copy: bytes; reduce: elements; unpack: elements
+    int peer = 0;                    // send/recv/size_check: rank in the communicator; flag_wait: flags
+    const void *src = nullptr;       // send data; reduce `in`; copy/unpack source; flag_wait: first flag;
+                                     // size_check: the size written
+    void *dst = nullptr;             // recv buffer; reduce `inout`; copy/unpack destination; flag_set: flag
+    size_t n = 0;                    // send/recv/copy: bytes; reduce, unpack: elements; flags: value;
+                                     // size_check: the bytes expected
     const datatype *type = nullptr;  // unpack, pack
 };
 
@@ -49,7 +55,9 @@ struct coll_sched {
     size_t round = 0;
     std::unique_ptr<local_request[]> reqs;  // one per send/recv of the largest round
     size_t reqs_cap = 0;
-    size_t posted = 0;  // requests of the current round in flight
+    size_t posted = 0;       // requests of the current round in flight
+    bool in_locals = false;  // running the current round's local steps, from local_next
+    size_t local_next = 0;
     bool started = false;
     bool aborted = false;  // a member died (coll_sched_abort)
     std::atomic<bool> done{false};
@@ -75,6 +83,17 @@ struct coll_sched {
     // call): the image of a derived-type send buffer.
     void pack(const void *src, void *dst, size_t count, const datatype *type) {
         add({coll_step::kind::pack, 0, src, dst, count, type});
+    }
+    // *flag = value (release), for the processes that wait on it.
+    void set_flag(uint64_t *flag, uint64_t value) { add({coll_step::kind::flag_set, 0, nullptr, flag, value}); }
+    // Waits until count flags, 64 bytes apart from first, are all >= value (acquire).
+    void wait_flags(const uint64_t *first, int count, uint64_t value) {
+        if (count > 0) add({coll_step::kind::flag_wait, count, first, nullptr, value});
+    }
+    // Fails the schedule with WEFT_ERR_TRUNCATE, as a receive of another size would, unless
+    // *written (what rank peer stored, read after a wait on its flag) is bytes.
+    void check_size(const uint64_t *written, int peer, size_t bytes) {
+        add({coll_step::kind::size_check, peer, written, nullptr, bytes});
     }
     // Closes the current round; sends and receives of one round must precede its local steps.
     void end_round() {

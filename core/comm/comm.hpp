@@ -19,6 +19,7 @@ namespace weft {
 
 struct stream;
 struct coll_sched;
+struct coll_shm;
 
 struct comm : peer_group {    // world_ranks: rank in comm -> world rank
     uint16_t context_id = 0;  // point-to-point context; +1 collectives, +2/+3 synchronous sends (base/match.hpp)
@@ -49,6 +50,15 @@ struct comm : peer_group {    // world_ranks: rank in comm -> world rank
     // Collectives started on this communicator; each takes the next tag (same order everywhere).
     uint32_t coll_seq = 0;
     std::shared_ptr<coll_sched> blocking_sched;  // reused by blocking collectives
+    // The shared-memory segment of blocking collectives (coll/coll_shm.hpp), once asked for;
+    // not copied with a communicator: a dup has its own collectives, so its own segment.
+    struct shm_segment {
+        std::shared_ptr<coll_shm> seg;
+        bool asked = false;
+        shm_segment() = default;
+        shm_segment(const shm_segment &) {}
+        shm_segment &operator=(const shm_segment &) { return *this; }
+    } coll_shm_state;
     // weft_comm_set_name's name (comm_group.cpp): not copied with the rest of a communicator
     // (a dup of a stream communicator starts as a copy), since MPI names do not propagate.
     struct object_name {

@@ -1,4 +1,5 @@
-// weft_get_stats: what this process dropped or refused, and the processes it knows dead.
+// weft_get_stats: what this process dropped or refused, the processes it knows dead, and the
+// collectives it ran through shared memory.
 #include "base/stats.hpp"
 
 #include <string>
@@ -21,6 +22,7 @@ extern "C" int weft_get_stats(weft_info *info) {
     if (int rc = weft_info_create(info)) return rc;
     set("dropped_am_packets", g_stats.am_dropped.load(std::memory_order_relaxed));
     set("refused_liveness_connections", g_stats.liveness_refused.load(std::memory_order_relaxed));
+    set("shm_collectives", g_stats.shm_collectives.load(std::memory_order_relaxed));
     set("failed_processes", g_failure_epoch.load(std::memory_order_acquire));
     // The fabric's own counters, where it keeps them (ABI 1.4).
     if (r.fabric.plugin.fabric_ops.stats != nullptr) {

@@ -378,17 +378,17 @@ TEST_F(Errors, InvalidDatatype) {
 // tests/coll/CMakeLists.txt).
 const std::map<std::string, std::vector<std::string>> &algorithms() {
     static const std::map<std::string, std::vector<std::string>> m = {
-        {"BARRIER", {"dissemination"}},
-        {"BCAST", {"binomial", "scatter_allgather"}},
-        {"REDUCE", {"binomial", "linear"}},
-        {"ALLREDUCE", {"recursive_doubling", "reduce_scatter_allgather", "ring"}},
+        {"BARRIER", {"dissemination", "shm"}},
+        {"BCAST", {"binomial", "scatter_allgather", "shm"}},
+        {"REDUCE", {"binomial", "linear", "shm"}},
+        {"ALLREDUCE", {"recursive_doubling", "reduce_scatter_allgather", "ring", "shm"}},
         {"GATHER", {"binomial", "linear"}},
         {"GATHERV", {"linear"}},
         {"SCATTER", {"binomial", "linear"}},
         {"SCATTERV", {"linear"}},
-        {"ALLGATHER", {"ring", "bruck"}},
+        {"ALLGATHER", {"ring", "bruck", "shm"}},
         {"ALLGATHERV", {"ring"}},
-        {"ALLTOALL", {"pairwise", "linear"}},
+        {"ALLTOALL", {"pairwise", "linear", "shm"}},
         {"ALLTOALLV", {"pairwise", "linear"}},
         {"REDUCE_SCATTER_BLOCK", {"pairwise", "ring"}},
         {"SCAN", {"recursive_doubling", "linear"}},

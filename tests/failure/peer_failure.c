@@ -3,8 +3,9 @@
  * each other and finalize.  One kind of traffic per run (argv[1]):
  *   p2p      pending irecv from the victim, ANY_SOURCE irecv, an 8 MiB isend to it nobody
  *            receives; then a new send and recv to it
- *   coll     pending iallreduces (8 B and 8 MiB) on a communicator with the victim; then a
- *            new barrier;
+ *   coll     pending iallreduces (8 B and 8 MiB) on a communicator with the victim, and a
+ *            blocking barrier it never joins (through the node's shared memory: no message
+ *            to wait for, only its flag); then a new barrier;
  *            a collective on the survivors' own communicator still works
  *   pgas     requests to the victim's kernel wait for replies that never come; PGAS barrier;
  *            the broken context is freed
@@ -63,16 +64,18 @@ static void ready(void) {
     CHECK(weft_send(&go, 1, WEFT_INT, victim, tag_go, WEFT_COMM_WORLD));
 }
 
-/* The victim waits until every survivor is ready, announces its death and dies. */
-static void die(int size) {
+/* The victim waits until every survivor is ready, announces its death (delay_s ahead) and dies. */
+static void die_later(int size, double delay_s) {
     int go = 0;
     for (int r = 0; r < size; ++r)
         if (r != victim) CHECK(weft_recv(&go, 1, WEFT_INT, r, tag_go, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
-    double t = weft_wtime();
+    double t = weft_wtime() + delay_s;
     for (int r = 0; r < size; ++r)
         if (r != victim) CHECK(weft_send(&t, 1, WEFT_DOUBLE, r, tag_notice, WEFT_COMM_WORLD));
+    while (weft_wtime() < t) usleep(1000);
     raise(SIGKILL);
 }
+static void die(int size) { die_later(size, 0); }
 
 static void await_notice(void) {
     CHECK(weft_recv(&death, 1, WEFT_DOUBLE, victim, tag_notice, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
@@ -118,20 +121,34 @@ static void run_p2p(int size) {
     survivors_talk();
 }
 
+/* weft_get_stats: the blocking collectives that ran through shared memory. */
+static long shm_collectives(void) {
+    weft_info info;
+    char v[32] = "0";
+    int flag = 0;
+    CHECK(weft_get_stats(&info));
+    CHECK(weft_info_get(info, "shm_collectives", sizeof v, v, &flag));
+    weft_info_free(&info);
+    EXPECT(flag, "weft_get_stats has shm_collectives");
+    return atol(v);
+}
+
 static void run_coll(int size) {
     weft_comm alive;
     CHECK(weft_comm_split(WEFT_COMM_WORLD, me == victim ? 1 : 0, me, &alive));
     long x = 1, sum = 0;
     for (int i = 0; i < 50; ++i) CHECK(weft_allreduce(&x, &sum, 1, WEFT_LONG, WEFT_SUM, WEFT_COMM_WORLD));
     EXPECT(sum == size, "allreduce before the death");
-    if (me == victim) die(size);
+    EXPECT(shm_collectives() >= 50, "the small blocking allreduces ran through shared memory");
+    if (me == victim) die_later(size, 0.1);
     weft_request r, rbig;
     enum { nbig = 1 << 20 }; /* 8 MiB: the survivors' messages to each other need a rendezvous */
     long *big_in = calloc(nbig, sizeof(long)), *big_out = calloc(nbig, sizeof(long));
     CHECK(weft_iallreduce(&x, &sum, 1, WEFT_LONG, WEFT_SUM, WEFT_COMM_WORLD, &r)); /* the victim never joins */
     CHECK(weft_iallreduce(big_in, big_out, nbig, WEFT_LONG, WEFT_SUM, WEFT_COMM_WORLD, &rbig));
     ready();
-    await_notice();
+    await_notice(); /* the victim dies 100 ms later, while the survivors wait in the barrier */
+    expect_failed("a barrier the dead never joins (shared memory)", weft_barrier(WEFT_COMM_WORLD));
     expect_failed("wait on a pending iallreduce", weft_wait(&r, WEFT_STATUS_IGNORE));
     expect_failed("wait on a pending 8 MiB iallreduce", weft_wait(&rbig, WEFT_STATUS_IGNORE));
     free(big_in);

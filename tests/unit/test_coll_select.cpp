@@ -174,6 +174,43 @@ TEST(CollSelect, GridCrossesEveryThreshold) {
     EXPECT_EQ(pick(coll_kind::alltoallw, 1u << 20, 0, 4), "scattered");
 }
 
+// On one node (shape.shm) the small blocking barrier, allreduce, allgather and alltoall run
+// through the shared segment (bcast and reduce when forced); above its slot, without it, or
+// forced elsewhere they run as before, and forcing shm where it cannot serve runs a message
+// algorithm.
+TEST(CollSelect, SharedMemoryRows) {
+    auto pick = [](coll_kind k, size_t bytes, int procs, bool shm, bool dense = true, const char *forced = nullptr) {
+        coll_shape s = shape(bytes, bytes, procs, true, dense);
+        s.shm = shm;
+        const weft::coll_algorithm *f = nullptr;
+        for (const weft::coll_algorithm &a : weft::coll_rows(k))
+            if (forced != nullptr && std::string(a.name) == forced) f = &a;
+        return std::string(weft::coll_choose(k, s, f).name);
+    };
+    for (coll_kind k : {coll_kind::barrier, coll_kind::bcast, coll_kind::reduce, coll_kind::allreduce,
+                        coll_kind::allgather, coll_kind::alltoall}) {
+        SCOPED_TRACE(kind_name(k));
+        bool rooted = k == coll_kind::bcast || k == coll_kind::reduce;  // forced only
+        EXPECT_EQ(pick(k, 8, 4, true) == "shm", !rooted);
+        EXPECT_EQ(pick(k, 8, 4, true, true, "shm"), "shm");
+        EXPECT_NE(pick(k, 8, 4, false), "shm");
+        EXPECT_NE(pick(k, 8, 4, false, true, "shm"), "shm");
+        EXPECT_TRUE(weft::coll_rows(k)[0].through_shm);
+        for (size_t i = 1; i < weft::coll_rows(k).size(); ++i) EXPECT_FALSE(weft::coll_rows(k)[i].through_shm);
+    }
+    EXPECT_EQ(pick(coll_kind::bcast, 8192, 4, true, true, "shm"), "shm");
+    EXPECT_EQ(pick(coll_kind::bcast, 8193, 4, true, true, "shm"), "binomial");
+    EXPECT_EQ(pick(coll_kind::allreduce, 4096, 4, true), "shm");
+    EXPECT_EQ(pick(coll_kind::allreduce, 4097, 4, true), "recursive_doubling");
+    EXPECT_EQ(pick(coll_kind::allreduce, 8192, 4, true, true, "shm"), "shm");
+    EXPECT_EQ(pick(coll_kind::allreduce, 8193, 4, true), "reduce_scatter_allgather");
+    EXPECT_EQ(pick(coll_kind::allreduce, 8, 4, true, true, "ring"), "ring");
+    EXPECT_EQ(pick(coll_kind::allgather, 8, 4, true, false), "ring");
+    EXPECT_EQ(pick(coll_kind::alltoall, 2048, 4, true), "shm");
+    EXPECT_EQ(pick(coll_kind::alltoall, 2049, 4, true), "linear");
+    EXPECT_EQ(pick(coll_kind::barrier, 0, 4, true, true, "dissemination"), "dissemination");
+}
+
 // Forcing an algorithm that needs a commutative op, with a non-commutative one, runs the
 // rank-ordered one instead.
 TEST(CollSelect, ReduceScatterForcedNonCommutative) {
