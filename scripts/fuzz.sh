@@ -7,7 +7,7 @@
 # Fuzzing: each target runs RUNS executions (default 200000) starting from a copy of its seed
 # corpus (tests/fuzz/corpus/<target>/) in a scratch directory (-w DIR, default a fresh
 # /tmp/weft-fuzz.XXXXXX): nothing is written into the repository.  -j N runs N targets at once
-# (default 1) and builds with N jobs.  A summary gives, per target, the executions done, the
+# (default 1); the build uses every core.  A summary gives, per target, the executions done, the
 # time, the exit status and the crash file, if any; the script exits 1 when any target failed.
 #
 # --regress runs every file of tests/fuzz/regress/<target>/ (inputs that once crashed, kept
@@ -57,7 +57,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root/tests/fuzz" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang >/dev/null ||
     { echo "fuzz.sh: configuring $build failed" >&2; exit 2; }
 fi
-cmake --build "$build" -j "$jobs" --target "${targets[@]/#/fuzz_}" >"$build/build.log" 2>&1 ||
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" >"$build/build.log" 2>&1 ||
   { tail -40 "$build/build.log" >&2; echo "fuzz.sh: build failed (log: $build/build.log)" >&2; exit 2; }
 
 # ---- Regression inputs ----
