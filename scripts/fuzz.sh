@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Builds and runs Weft's libFuzzer targets (tests/fuzz; see tests/fuzz/README.md).
 #
-#   scripts/fuzz.sh [-r RUNS] [-t TARGET[,TARGET...]] [-j N] [-w DIR]   fuzz each target
+#   scripts/fuzz.sh [-r RUNS] [-T SECONDS] [-t TARGET[,TARGET...]] [-j N] [-w DIR] [-m]
+#                                                                     fuzz each target
 #   scripts/fuzz.sh --regress [-t TARGET...]                          replay kept inputs
 #
-# Fuzzing: each target runs RUNS executions (default 200000) starting from a copy of its seed
-# corpus (tests/fuzz/corpus/<target>/) in a scratch directory (-w DIR, default a fresh
-# /tmp/weft-fuzz.XXXXXX): nothing is written into the repository.  -j N runs N targets at once
-# (default 1); the build uses every core.  A summary gives, per target, the executions done, the
-# time, the exit status and the crash file, if any; the script exits 1 when any target failed.
+# Fuzzing: each target runs RUNS executions (default 200000), or for SECONDS (-T; default no
+# limit) if that comes first, starting from a copy of its corpus (tests/fuzz/corpus/<target>/)
+# in a scratch directory (-w DIR, default a fresh /tmp/weft-fuzz.XXXXXX): nothing is written
+# into the repository, unless -m: then the inputs of each run that reach code or branches the
+# corpus did not are merged into tests/fuzz/corpus/<target>/ (libFuzzer -merge=1), so that later
+# runs start where this one ended.  -j N runs N targets at once (default 1); the build uses
+# every core.  A summary gives, per target, the executions done, the time, the exit status and
+# the crash file, if any; the script exits 1 when any target failed.
 #
 # --regress runs every file of tests/fuzz/regress/<target>/ (inputs that once crashed, kept
 # after the fix) and of the seed corpus through its target once; exits 1 on any failure.
@@ -26,6 +30,8 @@ declare -A max_len=([hex]=4096 [info]=2048 [am_wire]=8600 [gal_frame]=40000 [gal
                     [datatype]=512)
 
 runs=200000
+max_time=0
+merge=0
 jobs=1
 regress=0
 work=""
@@ -34,6 +40,8 @@ usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     -r) runs=${2:?}; shift 2 ;;
+    -T) max_time=${2:?}; shift 2 ;;
+    -m) merge=1; shift ;;
     -t) IFS=, read -ra more <<<"${2:?}"; targets+=("${more[@]}"); shift 2 ;;
     -j) jobs=${2:?}; shift 2 ;;
     -w) work=${2:?}; shift 2 ;;
@@ -46,7 +54,8 @@ done
 for t in "${targets[@]}"; do
   [ -n "${max_len[$t]:-}" ] || { echo "fuzz.sh: no target '$t' (targets: ${all_targets[*]})" >&2; exit 2; }
 done
-[[ "$runs" =~ ^[0-9]+$ && "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: -r and -j take numbers" >&2; exit 2; }
+[[ "$runs" =~ ^[0-9]+$ && "$max_time" =~ ^[0-9]+$ && "$jobs" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "fuzz.sh: -r, -T and -j take numbers" >&2; exit 2; }
 
 # ---- Build ----
 if ! command -v clang++ >/dev/null; then
@@ -88,7 +97,7 @@ fi
 # ---- Fuzzing ----
 [ -n "$work" ] || work=$(mktemp -d /tmp/weft-fuzz.XXXXXX)
 mkdir -p "$work"
-echo "fuzz.sh: $runs executions per target, scratch directory $work"
+echo "fuzz.sh: $runs executions per target$([ "$max_time" = 0 ] || echo " or $max_time s"), scratch directory $work"
 
 run_target() {
   local t=$1 dir=$work/$1
@@ -97,7 +106,7 @@ run_target() {
   cp -r "$root/tests/fuzz/corpus/$t/." "$dir/corpus/" 2>/dev/null
   local start end rc
   start=$(date +%s.%N)
-  (cd "$dir" && exec "$build/fuzz_$t" -runs="$runs" -max_len="${max_len[$t]}" -timeout=60 \
+  (cd "$dir" && exec "$build/fuzz_$t" -runs="$runs" -max_total_time="$max_time" -max_len="${max_len[$t]}" -timeout=60 \
      -artifact_prefix="$dir/artifacts/" -print_final_stats=1 corpus >"$dir/log" 2>&1)
   rc=$?
   end=$(date +%s.%N)
@@ -128,4 +137,14 @@ for t in "${targets[@]}"; do
   [ "$rc" = 0 ] || grep -E "SUMMARY|invariant failed|runtime error" "$work/$t/log" | head -3 | sed 's/^/    /'
 done
 echo "logs: $work/<target>/log"
+
+# ---- Merge into the repository's corpus (-m) ----
+if [ "$merge" = 1 ] && [ "$failed" = 0 ]; then
+  for t in "${targets[@]}"; do
+    before=$(find "$root/tests/fuzz/corpus/$t" -type f | wc -l)
+    "$build/fuzz_$t" -merge=1 -max_len="${max_len[$t]}" -timeout=60 "$root/tests/fuzz/corpus/$t" "$work/$t/corpus" \
+      >"$work/$t/merge.log" 2>&1 || { echo "fuzz.sh: merging $t failed (log: $work/$t/merge.log)" >&2; failed=1; }
+    printf '%-12s corpus %d -> %d inputs\n' "$t" "$before" "$(find "$root/tests/fuzz/corpus/$t" -type f | wc -l)"
+  done
+fi
 exit $failed

@@ -28,9 +28,9 @@ bash "$root/scripts/build.sh" "$root/build" >/dev/null
 phase "ctest"
 (cd "$root/build" && ctest --output-on-failure --timeout 300 -j2)
 
-phase "fuzz: replay of past crashes and seeds, then 200 000 executions per target (clang, libFuzzer)"
+phase "fuzz: replay of past crashes and the corpus, then 200 000 executions or 60 s per target (clang, libFuzzer)"
 bash "$root/scripts/fuzz.sh" --regress
-bash "$root/scripts/fuzz.sh" -r 200000 -j 2
+bash "$root/scripts/fuzz.sh" -r 200000 -T 60 -j 2
 
 phase "build (address,undefined sanitizers)"
 bash "$root/scripts/build.sh" "$root/build-asan" -DWEFT_SANITIZE=address,undefined -DWEFT_STREAM_CHECKS=ON -DWEFT_BUILD_BENCH=OFF >/dev/null
