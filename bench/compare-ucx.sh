@@ -173,13 +173,14 @@ next_port() {
 # parse_ucx FILE COLUMN: COLUMN of the final result of a ucx_perftest client run.
 # Prefers the CSV of -v (header "iterations,...,overall_lat,...,overall_mr"; the final line is the
 # last one starting with a digit: periodic reports start with "[thread N]"); falls back to the
-# "Final:" line of the table format.
+# "Final:" line of the table format.  ucx_perftest pads the iteration count to 4 places, so a run
+# of fewer than 1000 iterations (a large size's) prints its row with leading blanks.
 parse_ucx() {
     awk -v col="$2" '
         BEGIN { n = split("iterations 50.0_percentile_lat avg_lat overall_lat avg_bw overall_bw avg_mr overall_mr", names, " ")
                 for (i = 1; i <= n; i++) pos[names[i]] = i }
         /^iterations,/ { nf = split($0, h, ","); for (i = 1; i <= nf; i++) { sub(/\r$/, "", h[i]); csvpos[h[i]] = i }; next }
-        /^[0-9][0-9.]*(,[0-9.eE+-]+)+[ \r]*$/ { csvlast = $0 }
+        /^[ \t]*[0-9][0-9.]*(,[0-9.eE+-]+)+[ \r]*$/ { csvlast = $0 }
         /^Final:/ { sub(/^Final:[ \t]*/, ""); tablelast = $0 }
         END {
             if (csvlast != "" && (col in csvpos)) { split(csvlast, f, ","); v = f[csvpos[col]] }
