@@ -173,9 +173,6 @@ int launch(call &x) {
         r->sched->user_request = r;
         r->comm_pending = &c.pending[0];
         ++*r->comm_pending;
-        stream *st = c.local_streams[0];
-        r->stream_pending = st ? &st->pending : nullptr;
-        if (r->stream_pending) ++*r->stream_pending;
         coll_sched_start(*r->sched);
     }
     v.leave();

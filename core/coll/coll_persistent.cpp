@@ -94,9 +94,8 @@ int coll_persistent_launch(coll_impl::call &x) {
     p->inputs = std::move(x.inputs);
     p->fn = x.fn;
     comm &c = *x.c;
-    stream *st = c.local_streams[0];
     vci &v = *p->sched->endpoint;
-    return persistent_create(v, &c.pending[0], st != nullptr ? &st->pending : nullptr, std::move(p), x.req, x.fn);
+    return persistent_create(v, &c.pending[0], std::move(p), x.req, x.fn);
 }
 
 }  // namespace weft

@@ -215,9 +215,6 @@ static int comm_idup_impl(weft_comm handle, weft_comm *newcomm, weft_request *re
     r->sched = nullptr;  // the last round's schedule, once the agreement has ended
     r->comm_pending = &parent->pending[0];
     ++*r->comm_pending;
-    stream *st = parent->local_streams[0];
-    r->stream_pending = st ? &st->pending : nullptr;
-    if (r->stream_pending) ++*r->stream_pending;
     op->user = r;
     op->sched->tag = static_cast<int>(coll_tag_bit | (parent->coll_seq++ & (coll_tag_bit - 1)));
     *newcomm = op->handle;

@@ -213,8 +213,6 @@ int do_start(bool is_send, const p2p_op &op, weft_datatype type, int peer, int t
         r->endpoint = &v;
         r->comm_pending = &c.pending[op.li];
         ++*r->comm_pending;
-        r->stream_pending = op.s ? &op.s->pending : nullptr;
-        if (r->stream_pending) ++*r->stream_pending;
     }
     v.leave();
     if (r == nullptr)
@@ -396,7 +394,6 @@ template <bool is_send>
 __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, const void *buf, int peer, int tag,
                                                      weft_request *handle) {
     vci &v = *c.local[0];
-    stream *s = c.local_streams[0];
     if constexpr (is_send) {
         // A send the fabric finishes at once gets the endpoint's lightweight request: nothing
         // to allocate, complete or release.  Anything else takes the request path below.
@@ -417,10 +414,6 @@ __attribute__((always_inline)) inline int start_fast(comm &c, size_t bytes, cons
     r->endpoint = &v;
     r->comm_pending = &c.pending[0];
     ++*r->comm_pending;
-    if (s != nullptr) {
-        r->stream_pending = &s->pending;
-        ++s->pending;
-    }
     int rc;
     if (is_send && __builtin_expect(g_failure_epoch.load(std::memory_order_relaxed) != 0, 0) &&
         peer_failed(c.world_ranks[static_cast<size_t>(peer)])) {

@@ -78,7 +78,7 @@ int improbe(const char *fn, int source, int tag, weft_comm handle, int *flag, we
     } else if (found) {
         weft_request unused;
         auto m = std::shared_ptr<matched_message>(new (std::nothrow) matched_message);
-        request *q = m ? p2p_request_alloc(v, &c, 0, op.s, &unused) : nullptr;
+        request *q = m ? p2p_request_alloc(v, &c, 0, &unused) : nullptr;
         if (q != nullptr && msg_len != 0) m->buf = std::malloc(msg_len);
         if (q != nullptr && (msg_len == 0 || m->buf != nullptr)) {
             m->c = &c;
@@ -215,7 +215,7 @@ static int imrecv_impl(void *buf, size_t count, weft_datatype type, weft_message
     if (*message == WEFT_MESSAGE_NO_PROC) {
         vci &v = *rt().vcis[0];
         v.enter();
-        request *p = p2p_request_alloc(v, nullptr, 0, nullptr, req);
+        request *p = p2p_request_alloc(v, nullptr, 0, req);
         if (p != nullptr) {
             p->op = request::kind::done;
             p->complete.store(true, std::memory_order_relaxed);
@@ -231,7 +231,7 @@ static int imrecv_impl(void *buf, size_t count, weft_datatype type, weft_message
     vci &v = *m->q->endpoint;
     auto *x = new (std::nothrow) compound;
     v.enter();
-    request *p = x != nullptr ? p2p_request_alloc(v, &c, 0, c.local_streams[0], req) : nullptr;
+    request *p = x != nullptr ? p2p_request_alloc(v, &c, 0, req) : nullptr;
     if (p != nullptr) {
         *x = compound{compound::kind::mrecv, p, {m->q, nullptr}, m->buf, nullptr};
         if (!compound_queue(v, x)) {

@@ -45,8 +45,7 @@ int p2p_persistent_init(const char *fn, bool is_recv, const void *buf, size_t co
     p->tag = tag;
     p->post = post;
     if (!op.b.type->builtin) p->type_hold = datatype_get_shared(type);
-    return persistent_create(*op.c->local[op.li], &op.c->pending[op.li], op.s != nullptr ? &op.s->pending : nullptr,
-                             std::move(p), request, fn);
+    return persistent_create(*op.c->local[op.li], &op.c->pending[op.li], std::move(p), request, fn);
 }
 
 }  // namespace weft

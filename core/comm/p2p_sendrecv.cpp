@@ -155,7 +155,7 @@ int start_sendrecv(const char *fn, sendrecv_args &x, weft_request *req) {
     stream_use use(x.send.s);
     if (use.conflict()) return p2p_stream_conflict(fn);
     v.enter();
-    request *p = p2p_request_alloc(v, &c, 0, x.send.s, req);
+    request *p = p2p_request_alloc(v, &c, 0, req);
     if (p == nullptr) {
         v.leave();
         return fail(WEFT_ERR_NO_MEM, "%s: more than %u requests pending on one endpoint", fn,
@@ -170,8 +170,8 @@ int start_sendrecv(const char *fn, sendrecv_args &x, weft_request *req) {
     weft_request unused;
     bool ok = true;
     request *q = nullptr, *s = nullptr;
-    if (x.source != WEFT_PROC_NULL) ok = (q = p2p_request_alloc(v, nullptr, 0, nullptr, &unused)) != nullptr;
-    if (ok && x.dest != WEFT_PROC_NULL) ok = (s = p2p_request_alloc(v, nullptr, 0, nullptr, &unused)) != nullptr;
+    if (x.source != WEFT_PROC_NULL) ok = (q = p2p_request_alloc(v, nullptr, 0, &unused)) != nullptr;
+    if (ok && x.dest != WEFT_PROC_NULL) ok = (s = p2p_request_alloc(v, nullptr, 0, &unused)) != nullptr;
     auto *cx = ok ? new (std::nothrow) compound : nullptr;
     int rc = WEFT_SUCCESS;
     bool q_posted = false;

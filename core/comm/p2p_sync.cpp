@@ -147,7 +147,7 @@ bool send_ack(vci &v, sync_state &st, const owed_ack &a) {
     if (v.ops->tag_send_now != nullptr && v.ops->tag_send_now(v.ep, peer, nullptr, 0, a.bits) == WEFT_PLUGIN_OK)
         return true;
     weft_request handle;
-    request *r = p2p_request_alloc(v, nullptr, 0, nullptr, &handle);
+    request *r = p2p_request_alloc(v, nullptr, 0, &handle);
     auto *x = r != nullptr ? new (std::nothrow) compound : nullptr;
     if (x == nullptr) {
         if (r != nullptr) request_release(*r);
@@ -229,21 +229,17 @@ bool compound_queue(vci &v, compound *x) {
     return true;
 }
 
-request *p2p_request_alloc(vci &v, comm *c, size_t li, stream *s, weft_request *handle) {
+request *p2p_request_alloc(vci &v, comm *c, size_t li, weft_request *handle) {
     request *r = v.requests.alloc(handle);
     if (r == nullptr) return nullptr;
     r->endpoint = &v;
     r->op = request::kind::send;  // nothing for the failure sweep until a receive is posted
     r->group = nullptr;
     r->staging = nullptr;
-    r->comm_pending = r->stream_pending = nullptr;
+    r->comm_pending = nullptr;
     if (c != nullptr) {
         r->comm_pending = &c->pending[li];
         ++*r->comm_pending;
-        if (s != nullptr) {
-            r->stream_pending = &s->pending;
-            ++s->pending;
-        }
     }
     return r;
 }
@@ -400,8 +396,8 @@ int post_ssend_parent(const char *fn, const p2p_op &op, int dest, int tag, reque
     comm &c = *op.c;
     vci &v = *c.local[op.li];
     weft_request unused;
-    request *s = p2p_request_alloc(v, nullptr, 0, nullptr, &unused);
-    request *a = s != nullptr ? p2p_request_alloc(v, nullptr, 0, nullptr, &unused) : nullptr;
+    request *s = p2p_request_alloc(v, nullptr, 0, &unused);
+    request *a = s != nullptr ? p2p_request_alloc(v, nullptr, 0, &unused) : nullptr;
     auto *x = a != nullptr ? new (std::nothrow) compound : nullptr;
     int rc = WEFT_SUCCESS;
     bool a_posted = false;
@@ -440,7 +436,7 @@ int start_ssend(const char *fn, const p2p_op &op, int dest, int tag, weft_reques
     comm &c = *op.c;
     vci &v = *c.local[op.li];
     v.enter();
-    request *p = p2p_request_alloc(v, &c, op.li, op.s, req);
+    request *p = p2p_request_alloc(v, &c, op.li, req);
     if (p == nullptr) {
         v.leave();
         return too_many(fn);

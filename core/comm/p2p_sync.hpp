@@ -28,9 +28,9 @@ struct compound {
 // (caller holds v).  false (x not queued) when v has no hook left.
 bool compound_queue(vci &v, compound *x);
 
-// A new request of v's pool for the user (counted as pending on the communicator and stream of
-// local index li), or an internal part (counted nowhere) when c is null.  Caller holds v.
-request *p2p_request_alloc(vci &v, comm *c, size_t li, stream *s, weft_request *handle);
+// A new request of v's pool for the user (counted as pending on the communicator at local index
+// li), or an internal part (counted nowhere) when c is null.  Caller holds v.
+request *p2p_request_alloc(vci &v, comm *c, size_t li, weft_request *handle);
 
 // Posts, on endpoint v = c.local[li] that the caller holds: a send of bytes at data with these
 // match bits to rank dest's endpoint dst_idx (synchronous: with the fabric's tag_send_sync), and

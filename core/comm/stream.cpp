@@ -186,8 +186,6 @@ int stream_free_impl(weft_stream *handle) {
     if (int rc = check_stream("weft_stream_free", *handle, s)) return rc;
     if (int n = s->comm_refs.load())
         return fail(WEFT_ERR_BUSY, "weft_stream_free: %d communicator(s) still use the stream; free them first", n);
-    if (s->pending != 0)
-        return fail(WEFT_ERR_BUSY, "weft_stream_free: %d operation(s) on the stream are still pending", s->pending);
     if (s->progress_thread.joinable())
         return fail(WEFT_ERR_BUSY,
                     "weft_stream_free: the stream's progress thread is running; call weft_stop_progress_thread");

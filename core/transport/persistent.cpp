@@ -19,8 +19,8 @@ void request_empty_status(weft_status *status) {
     status->weft_cancelled_ = 0;
 }
 
-int persistent_create(vci &v, int *comm_pending, int *stream_pending, std::shared_ptr<persistent_op> op,
-                      weft_request *handle, const char *fn) {
+int persistent_create(vci &v, int *comm_pending, std::shared_ptr<persistent_op> op, weft_request *handle,
+                      const char *fn) {
     v.enter();
     request *r = v.requests.alloc(handle);
     if (r != nullptr) {
@@ -32,8 +32,6 @@ int persistent_create(vci &v, int *comm_pending, int *stream_pending, std::share
         r->complete.store(true, std::memory_order_relaxed);
         r->comm_pending = comm_pending;
         if (comm_pending != nullptr) ++*comm_pending;
-        r->stream_pending = stream_pending;
-        if (stream_pending != nullptr) ++*stream_pending;
     }
     v.leave();
     if (r == nullptr) {
@@ -109,11 +107,10 @@ int detached_progress(vci &, vci_hook &self) {
 void request_detach(request &r) {
     vci &v = *r.endpoint;
     v.enter();
-    // No longer the communicator's or the stream's: they may be freed before it completes.
+    // No longer the communicator's (nor so its stream's): they may be freed before it completes.
     // A receive forgets its communicator too (the failure sweep then passes it by).
     if (r.comm_pending != nullptr) --*r.comm_pending;
-    if (r.stream_pending != nullptr) --*r.stream_pending;
-    r.comm_pending = r.stream_pending = nullptr;
+    r.comm_pending = nullptr;
     r.group = nullptr;
     vci_hook *hook = vci_hook_find(v, detached_progress);
     if (hook == nullptr) hook = vci_hook_add(v, vci_hook{detached_progress, nullptr, nullptr});

@@ -34,10 +34,10 @@ struct persistent_op {
     bool active = false;  // started and not yet completed by a wait or test
 };
 
-// Makes a persistent request on endpoint v that owns op, inactive, counted pending on the
-// counters (either may be null) until it is freed.  *handle gets its handle.
-int persistent_create(vci &v, int *comm_pending, int *stream_pending, std::shared_ptr<persistent_op> op,
-                      weft_request *handle, const char *fn);
+// Makes a persistent request on endpoint v that owns op, inactive, counted pending on
+// comm_pending (may be null) until it is freed.  *handle gets its handle.
+int persistent_create(vci &v, int *comm_pending, std::shared_ptr<persistent_op> op, weft_request *handle,
+                      const char *fn);
 
 // request_finish of a persistent request: an empty status when inactive, else the run's.
 int persistent_finish(request &r, weft_status *status);

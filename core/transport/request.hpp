@@ -84,10 +84,9 @@ struct alignas(request_line_offset) request {
     vci *endpoint = nullptr;  // pool requests: also the owner of their pool
 
     request *next_free = nullptr;  // the pool's free list
-    // Counters of the communicator (per local index) and stream the request was posted on,
-    // decremented when wait/test retires it (weft_comm_free/weft_stream_free check them).
+    // The counter of the communicator (per local index) the request was posted on, decremented
+    // when wait/test retires it (weft_comm_free checks it; weft_stream_free relies on it).
     int *comm_pending = nullptr;
-    int *stream_pending = nullptr;
     void *user_buf = nullptr;
     size_t user_count = 0;
     // Receives: the element type (size and layout), or nullptr when user_count is in bytes.
@@ -100,9 +99,9 @@ struct alignas(request_line_offset) request {
     // finish; sends from one are packed before posting (set extras with it).  Or it holds the
     // iovec the fabric gathers from or scatters to (p2p_iov.cpp; receives: type is nullptr).
     void *staging = nullptr;
+    coll_sched *sched = nullptr;  // kind::coll: the nonblocking collective, owned
 
     std::shared_ptr<const datatype> type_hold;  // derived types only (set extras with it)
-    coll_sched *sched = nullptr;                // kind::coll: the nonblocking collective, owned
     // Persistent requests: what each start posts (transport/persistent.hpp), owned.  A
     // shared_ptr only so that this header needs no definition of it.
     std::shared_ptr<persistent_op> persist;

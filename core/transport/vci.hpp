@@ -91,13 +91,12 @@ struct vci {
     }
 };
 
-// Returns r to its endpoint's pool and decrements its pending counters (caller holds the
-// endpoint).
+// Returns r to its endpoint's pool and decrements its communicator's pending counter (caller
+// holds the endpoint).
 inline void request_release(request &r) {
     if (__builtin_expect(r.lightweight, 0)) return;  // shared, and never taken from the pool
     if (r.comm_pending != nullptr) --*r.comm_pending;
-    if (r.stream_pending != nullptr) --*r.stream_pending;
-    r.comm_pending = r.stream_pending = nullptr;
+    r.comm_pending = nullptr;
     r.endpoint->requests.release(&r);
 }
 
