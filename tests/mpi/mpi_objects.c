@@ -1,6 +1,7 @@
 /* Communicators, groups, derived datatypes, pack/unpack and reduction operations through the
  * MPI front end: every call of those families, int and _c forms, user operations (both
  * MPI_User_function kinds) and MPI's special values (MPI_UNDEFINED, MPI_GROUP_EMPTY, ...). */
+#include <stdint.h>
 #include <string.h>
 
 #include "mpi_check.h"
@@ -121,6 +122,16 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 100; ++i) mem[i] = i;
     CHECK(mem[99] == 99.0);
     CHECK_RC(MPI_Free_mem(mem));
+#ifdef WEFT_MPI /* Weft's own promise: a page or more starts on a page, less on a cache line */
+    char *big = NULL;
+    CHECK_RC(MPI_Alloc_mem(65536, MPI_INFO_NULL, &big));
+    CHECK(((uintptr_t)big & 4095) == 0);
+    big[65535] = 1;
+    CHECK_RC(MPI_Free_mem(big));
+    CHECK_RC(MPI_Alloc_mem(100, MPI_INFO_NULL, &big));
+    CHECK(((uintptr_t)big & 63) == 0);
+    CHECK_RC(MPI_Free_mem(big));
+#endif
     MPI_Comm parent;
     CHECK_RC(MPI_Comm_get_parent(&parent));
     CHECK(parent == MPI_COMM_NULL);
