@@ -197,8 +197,9 @@ int main(int argc, char **argv) {
                 BENCH_CHECK(weft_recv(rbuf, n, WEFT_BYTE, 0, TAG_DATA, WEFT_COMM_WORLD, WEFT_STATUS_IGNORE));
                 /* Echoing what just arrived makes rank 0's copy pull lines that rank 1's copy
                  * has just written (and rank 1's next copy invalidate them in rank 0's cache):
-                 * 1.2-1.4x the time of the references' pattern here at 64 KiB-1 MiB, and 3x
-                 * in the VM's slow periods (bench/README.md). */
+                 * with page-aligned buffers both ways, 1.4x the references' pattern's time at
+                 * 64 KiB and 1.25x at 1 MiB here, and 3x in the VM's slow periods
+                 * (bench/README.md). */
                 BENCH_CHECK(weft_send(echo ? rbuf : sbuf, n, WEFT_BYTE, 0, TAG_DATA, WEFT_COMM_WORLD));
             }
             if (n > 0 && memcmp(sbuf, rbuf, n) != 0) {

@@ -8,6 +8,7 @@
 #include "comm/comm_allgather.hpp"
 #include "comm/comm.hpp"
 #include "comm/comm_context.hpp"
+#include "comm/comm_derive.hpp"
 #include "base/error.hpp"
 #include "base/handle.hpp"
 #include "base/match.hpp"
@@ -75,19 +76,6 @@ void context_release(uint16_t context_id) {
 }
 
 namespace {
-
-int publish(std::shared_ptr<comm> c, weft_comm *newcomm) {
-    for (stream *s : c->local_streams)
-        if (s != nullptr) s->comm_refs.fetch_add(1);
-    uint16_t context_id = c->context_id;
-    int h = comm_table().insert(std::move(c));
-    if (h == 0) {
-        context_release(context_id);
-        return fail(WEFT_ERR_NO_MEM, "too many communicators");
-    }
-    *newcomm = h;
-    return WEFT_SUCCESS;
-}
 
 // One endpoint as exchanged when a stream communicator is created.
 struct endpoint_record {
@@ -174,7 +162,7 @@ int create_stream_comm(comm &parent, const std::vector<stream *> &streams, const
     c->peers.assign(c->local.size(), std::vector<weft_fabric_peer_t *>(c->remote.size(), nullptr));
     c->pending.assign(c->local.size(), 0);
     c->errhandler = parent.errhandler;
-    return publish(std::move(c), newcomm);
+    return comm_publish(std::move(c), newcomm);
 }
 
 int check_parent(const char *fn, weft_comm handle, weft_comm *newcomm, comm *&parent) {
@@ -213,7 +201,7 @@ extern "C" int weft_comm_dup(weft_comm handle, weft_comm *newcomm) {
         for (auto &row : c->peers) std::fill(row.begin(), row.end(), nullptr);
         std::fill(c->pending.begin(), c->pending.end(), 0);
     }
-    return comm_error_return(handle, publish(std::move(c), newcomm), "weft_comm_dup");
+    return comm_error_return(handle, comm_publish(std::move(c), newcomm), "weft_comm_dup");
 }
 
 extern "C" int weft_comm_split(weft_comm handle, int color, int key, weft_comm *newcomm) {
@@ -248,7 +236,7 @@ extern "C" int weft_comm_split(weft_comm handle, int color, int key, weft_comm *
     }
     auto c = comm_make_conventional(context_id, new_rank, std::move(world_ranks));
     c->errhandler = parent->errhandler;
-    return comm_error_return(handle, publish(std::move(c), newcomm), "weft_comm_split");
+    return comm_error_return(handle, comm_publish(std::move(c), newcomm), "weft_comm_split");
 }
 
 extern "C" int weft_stream_comm_create(weft_comm handle, weft_stream stream_handle, weft_comm *newcomm) {

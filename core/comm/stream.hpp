@@ -14,10 +14,10 @@ namespace weft {
 struct stream {
     vci *endpoint = nullptr;
     bool exclusive = true;  // owns an explicit endpoint (else shares an implicit one)
-    // Communicators attached to it.  weft_stream_free needs no count of the stream's pending
-    // operations besides: each is counted on a communicator attached to the stream
-    // (comm::pending), which cannot be freed while one is pending, so none is once this is 0.
-    // (A counter of the stream's own cost every operation two writes to one more cache line.)
+    // Communicators attached to it.  weft_stream_free counts no pending operations of its own:
+    // each one a user holds is counted on a communicator attached to the stream
+    // (comm::pending), which weft_comm_free refuses to free while any is, so none is left once
+    // this is 0.  A separate counter cost every operation two writes to one more cache line.
     std::atomic<int> comm_refs{0};
     std::map<std::string, std::string> hints;  // the info's keys ("type"/"value": a GPU queue)
     std::unique_ptr<gpu_queue> queue;          // the attached GPU queue, if any
