@@ -5,7 +5,7 @@
 # turns them into DIR/performance.md with tables and DIR/performance/*.png (matplotlib).
 #
 #   (default)  the short form, about 5 minutes on 2 cores: DIR = docs/ of this tree
-#   --full     more sizes, runs and iterations, T up to 8, about 30 minutes
+#   --full     more sizes, runs and iterations, T up to 8, about 11 minutes (626 s on 2026-12-07)
 #   --smoke    a few seconds of tiny runs into a temporary DIR, then checks that performance.md
 #              and every PNG were written (the ctest bench.report_smoke); numbers meaningless
 #
@@ -92,7 +92,10 @@ where="$ncpu-core ${virt:+virtual machine ($virt), }${cpu_model:-unknown CPU}, $
 start=$(date +%s)
 ucx_tls=${UCX_TLS:-shm,self}
 modes_pinning="All threads of rank 0 on core 0, all of rank 1 on core 1 (\`--cores 0,1\`)"
-[ "$mode" = full ] || modes_pinning="$modes_pinning: at T=2 four busy-polling threads share two cores, so T>1 measures time-slicing as much as the library; \`bench/fig3.sh\` spreads the threads over 2T cores where there are that many"
+# Every form pins all threads of a rank to one core, so T>1 time-slices (the full form too: it
+# once printed its T=8 rows on 2 cores without saying so).
+max_threads=${modes_threads##*,}
+[ "$max_threads" -gt 1 ] && modes_pinning="$modes_pinning: at T=$max_threads, $((2 * max_threads)) busy-polling threads share two cores, so T>1 measures time-slicing as much as the library (raw UCP, which never yields, most of all); \`bench/fig3.sh\` spreads the threads over 2T cores where there are that many"
 {
     echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "mode=$mode"
@@ -104,7 +107,7 @@ modes_pinning="All threads of rank 0 on core 0, all of rank 1 on core 1 (\`--cor
     echo "mpich=$(mpichversion 2>/dev/null | awk '/^MPICH Version:/ { print $NF }')"
     echo "ompi=$(ompi_info --version 2>/dev/null | awk '/^Open MPI/ { sub(/^v/, "", $NF); print $NF; exit }')"
     echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "full_minutes=30"
+    echo "full_minutes=11"
     echo "ucx_tls=$ucx_tls"
     echo "ofi_prov=shm"
     echo "p2p_sizes=$p2p_sizes"

@@ -46,7 +46,7 @@ and the plots draw that range as error bars.  The programs of each comparison ru
 (one of each, then again), so a slow phase of the machine hits all of them.  These are benchmarks,
 not tests: nothing here passes or fails.  On a machine with few cores and other work running,
 single runs move by 2x; compare the ratios, not the absolute numbers.  Regenerate with
-`bench/report.sh` (short form, under 10 minutes) or `bench/report.sh --full` (about
+`bench/report.sh` (short form, about a minute) or `bench/report.sh --full` (about
 {meta.get('full_minutes', '?')} minutes); the samples are in `performance/data/`.
 """
 
