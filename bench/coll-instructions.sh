@@ -19,8 +19,8 @@ printf '%s\n' '#!/bin/sh' 'if [ "$WEFT_RANK" = 0 ]; then exec valgrind --tool=ca
   --callgrind-out-file="$CG_OUT" "$@"; fi' 'exec "$@"' >"$tmp/wrap.sh"
 chmod +x "$tmp/wrap.sh"
 echo "instructions per call (callgrind, rank 0 of $procs, $size-byte calls, marginal of 10000 calls):"
+declare -A total
 for c in ${list//,/ }; do
-  declare -A total=()
   for it in 10000 20000; do
     CG_OUT=$tmp/$c.$it UCX_TLS=shm,self WEFT_FABRIC=ucx "$build/bin/weftrun" -n "$procs" "$tmp/wrap.sh" \
       "$build/bin/weft-coll" -c "$c" -m "$size" -M "$size" -i $it -w 10 >"$tmp/$c.$it.log" 2>&1 ||

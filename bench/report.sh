@@ -4,7 +4,7 @@
 # compare-coll.sh, galapagos-am.sh), each writing its samples as CSV, then bench/report/report.py
 # turns them into DIR/performance.md with tables and DIR/performance/*.png (matplotlib).
 #
-#   (default)  the short form, about 5 minutes on 2 cores: DIR = docs/ of this tree
+#   (default)  the short form, about a minute on 2 cores (49 s on 2026-12-07): DIR = docs/ of this tree
 #   --full     more sizes, runs and iterations, T up to 8, about 11 minutes (626 s on 2026-12-07)
 #   --smoke    a few seconds of tiny runs into a temporary DIR, then checks that performance.md
 #              and every PNG were written (the ctest bench.report_smoke); numbers meaningless
@@ -92,8 +92,7 @@ where="$ncpu-core ${virt:+virtual machine ($virt), }${cpu_model:-unknown CPU}, $
 start=$(date +%s)
 ucx_tls=${UCX_TLS:-shm,self}
 modes_pinning="All threads of rank 0 on core 0, all of rank 1 on core 1 (\`--cores 0,1\`)"
-# Every form pins all threads of a rank to one core, so T>1 time-slices (the full form too: it
-# once printed its T=8 rows on 2 cores without saying so).
+# Every form pins all threads of a rank to one core, so T>1 time-slices.
 max_threads=${modes_threads##*,}
 [ "$max_threads" -gt 1 ] && modes_pinning="$modes_pinning: at T=$max_threads, $((2 * max_threads)) busy-polling threads share two cores, so T>1 measures time-slicing as much as the library (raw UCP, which never yields, most of all); \`bench/fig3.sh\` spreads the threads over 2T cores where there are that many"
 {
